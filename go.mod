@@ -1,0 +1,3 @@
+module github.com/whippetio/whippet
+
+go 1.26
