@@ -1,3 +1,5 @@
 module github.com/whippetio/whippet
 
 go 1.26
+
+require github.com/BurntSushi/toml v1.6.0
