@@ -36,7 +36,7 @@ func newTestPool(t *testing.T, count, bufferBytes int) *Pool {
 	return pool
 }
 
-func fillSeeded(t *testing.T, data []byte, seed uint64) {
+func fillSeeded(t testing.TB, data []byte, seed uint64) {
 	t.Helper()
 	t.Logf("fill seed %d", seed)
 	random := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
