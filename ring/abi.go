@@ -6,25 +6,24 @@ package ring
 
 // Setup flags (io_uring_params.flags).
 const (
-	SetupIOPoll        uint32 = 1 << 0
-	SetupSQPoll        uint32 = 1 << 1
-	SetupSQAff         uint32 = 1 << 2
-	SetupCQSize        uint32 = 1 << 3
-	SetupClamp         uint32 = 1 << 4
-	SetupAttachWQ      uint32 = 1 << 5
-	SetupRDisabled     uint32 = 1 << 6
-	SetupSubmitAll     uint32 = 1 << 7
-	SetupCoopTaskrun   uint32 = 1 << 8
-	SetupTaskrunFlag   uint32 = 1 << 9
-	SetupSQE128        uint32 = 1 << 10
-	SetupCQE32         uint32 = 1 << 11
-	SetupSingleIssuer  uint32 = 1 << 12
-	SetupDeferTaskrun  uint32 = 1 << 13
-	SetupNoMmap        uint32 = 1 << 14
-	SetupRegisteredFD  uint32 = 1 << 15
-	SetupNoSQArray     uint32 = 1 << 16
-	SetupHybridIOPoll  uint32 = 1 << 17
-	setupFlagsKnownAll uint32 = 1<<18 - 1
+	SetupIOPoll       uint32 = 1 << 0
+	SetupSQPoll       uint32 = 1 << 1
+	SetupSQAff        uint32 = 1 << 2
+	SetupCQSize       uint32 = 1 << 3
+	SetupClamp        uint32 = 1 << 4
+	SetupAttachWQ     uint32 = 1 << 5
+	SetupRDisabled    uint32 = 1 << 6
+	SetupSubmitAll    uint32 = 1 << 7
+	SetupCoopTaskrun  uint32 = 1 << 8
+	SetupTaskrunFlag  uint32 = 1 << 9
+	SetupSQE128       uint32 = 1 << 10
+	SetupCQE32        uint32 = 1 << 11
+	SetupSingleIssuer uint32 = 1 << 12
+	SetupDeferTaskrun uint32 = 1 << 13
+	SetupNoMmap       uint32 = 1 << 14
+	SetupRegisteredFD uint32 = 1 << 15
+	SetupNoSQArray    uint32 = 1 << 16
+	SetupHybridIOPoll uint32 = 1 << 17
 )
 
 // Feature bits reported by io_uring_setup (io_uring_params.features).
@@ -135,38 +134,38 @@ const (
 	TimeoutRealtime     uint32 = 1 << 3
 	TimeoutETimeSuccess uint32 = 1 << 5
 
-	CancelAll  uint32 = 1 << 0 // cancel_flags
-	CancelFD   uint32 = 1 << 1
-	CancelAny  uint32 = 1 << 2
-	CancelOp   uint32 = 1 << 5
-	cancelNone uint32 = 0
+	CancelAll uint32 = 1 << 0 // cancel_flags
+	CancelFD  uint32 = 1 << 1
+	CancelAny uint32 = 1 << 2
+	CancelOp  uint32 = 1 << 5
 
-	recvsendPollFirst  uint16 = 1 << 0 // ioprio of send/recv
-	recvMultishot      uint16 = 1 << 1
-	recvsendFixedBuf   uint16 = 1 << 2
+	// PositionCurrent as a position reads or writes at the file position
+	// (pipes, sockets).
+	PositionCurrent uint64 = ^uint64(0)
+
+	// SendZCReportUsage (zcFlags of PrepSendZC) asks the notification to
+	// say whether the kernel had to copy; NotifUsageZCCopied is that bit of
+	// the notification's res.
 	SendZCReportUsage  uint16 = 1 << 3
-	NotifUsageZCCopied int32  = -1 << 31 // cqe.res bit of a SEND_ZC notification
-	acceptMultishot    uint16 = 1 << 0   // ioprio of accept
-	msgRingData        uint64 = 0        // sqe.addr of MSG_RING
-	positionCurrent    uint64 = ^uint64(0)
-	fileIndexAlloc     uint32 = ^uint32(0)
-	registerFilesSkip  int32  = -2
-	ioUringOpSupported uint16 = 1 << 0
+	NotifUsageZCCopied int32  = -1 << 31
+
+	pollAddMulti       uint32 = 1 << 0 // len of POLL_ADD
+	recvMultishot      uint16 = 1 << 1 // ioprio of RECV
+	acceptMultishot    uint16 = 1 << 0 // ioprio of ACCEPT
+	msgRingData        uint64 = 0      // addr of MSG_RING
+	ioUringOpSupported uint16 = 1 << 0 // io_uring_probe_op.flags
 	registerSlotAny    uint32 = ^uint32(0)
 )
 
 // io_uring_enter(2) flags.
 const (
 	enterGetEvents      uint32 = 1 << 0
-	enterSQWakeup       uint32 = 1 << 1
-	enterSQWait         uint32 = 1 << 2
 	enterExtArg         uint32 = 1 << 3
 	enterRegisteredRing uint32 = 1 << 4
 )
 
 // SQ ring flags (read from the shared sq_ring->flags word).
 const (
-	sqNeedWakeup uint32 = 1 << 0
 	sqCQOverflow uint32 = 1 << 1
 	sqTaskrun    uint32 = 1 << 2
 )
@@ -174,23 +173,21 @@ const (
 // mmap offsets.
 const (
 	offSQRing uint64 = 0
-	offCQRing uint64 = 0x8000000
 	offSQEs   uint64 = 0x10000000
 )
 
 // io_uring_register(2) opcodes.
 const (
-	registerBuffers         uintptr = 0
-	unregisterBuffers       uintptr = 1
-	registerFiles           uintptr = 2
-	unregisterFiles         uintptr = 3
-	registerFilesUpdate     uintptr = 6
-	registerProbe           uintptr = 8
-	registerRingFDs         uintptr = 20
-	unregisterRingFDs       uintptr = 21
-	registerPbufRing        uintptr = 22
-	unregisterPbufRing      uintptr = 23
-	registerUseRegisteredFD uintptr = 1 << 31
+	registerBuffers     uintptr = 0
+	unregisterBuffers   uintptr = 1
+	registerFiles       uintptr = 2
+	unregisterFiles     uintptr = 3
+	registerFilesUpdate uintptr = 6
+	registerProbe       uintptr = 8
+	registerRingFDs     uintptr = 20
+	unregisterRingFDs   uintptr = 21
+	registerPbufRing    uintptr = 22
+	unregisterPbufRing  uintptr = 23
 )
 
 type sqringOffsets struct {

@@ -102,7 +102,8 @@ func (br *BufRing) BufferBytes() int { return br.bufferBytes }
 func (br *BufRing) HeldCount() int { return br.heldCount }
 
 // Take hands the caller the buffer a CQE with CQEFlagBuffer names, and
-// returns its id and the received bytes (cqe.Res of them).
+// returns its id and the received bytes (cqe.Res of them). liburing:
+// cqe->flags >> IORING_CQE_BUFFER_SHIFT.
 func (br *BufRing) Take(cqe CQE) (uint16, []byte) {
 	invariant.Assert(cqe.Flags&CQEFlagBuffer != 0, "CQE carries no buffer")
 	invariant.Assert(cqe.Res >= 0, "CQE with a buffer reports an error")
@@ -116,7 +117,8 @@ func (br *BufRing) Take(cqe CQE) (uint16, []byte) {
 	return id, br.memory[offset : offset+int(cqe.Res) : offset+br.bufferBytes]
 }
 
-// Recycle gives buffer id back to the kernel.
+// Recycle gives buffer id back to the kernel. liburing:
+// io_uring_buf_ring_add plus io_uring_buf_ring_advance.
 func (br *BufRing) Recycle(id uint16) {
 	invariant.Assert(int(id) < len(br.held), "buffer id out of range")
 	invariant.Assert(br.held[id], "recycled a buffer the caller does not hold")

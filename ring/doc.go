@@ -22,6 +22,14 @@
 // error names the cause (ENOSYS, seccomp, kernel.io_uring_disabled, memlock)
 // and the fix; the caller falls back to its portable backend.
 //
+// # Files
+//
+// abi.go (kernel structures and constants), setup.go (New, mmap, Close),
+// queue.go (SQE, Submit, SubmitAndWait, Reap, Dispatch), prepare.go (Prep
+// methods), register.go (fixed buffers and files), probe.go (Probe,
+// Available, ErrUnavailable), bufring.go (provided-buffer rings), pool.go
+// (Pool, Buf, Vec, Path, Sockaddr), limits.go.
+//
 // # Memory layout
 //
 // One io_uring_setup gives the ring fd; two shared mappings hang off it
@@ -63,10 +71,10 @@
 //     CQEFlagMore). Pool states are free → held → lent → held → free; any
 //     other transition panics. BufRing buffers are the kernel's until Take and
 //     again after Recycle.
-//  3. Memory the kernel reads at submit (timespecs, paths) lives in per-SQE
-//     slots or objects the ring keeps reachable until the SQE is consumed;
-//     memory it uses until completion (buffers, iovecs, msghdrs) lives in a
-//     Pool, BufRing or Vec the caller keeps until the CQE.
+//  3. Memory the kernel reads at submit (timespecs, paths, socket addresses)
+//     lives in per-SQE slots or objects the ring keeps reachable until the
+//     SQE is consumed; memory it uses until completion (buffers, iovecs,
+//     msghdrs) lives in a Pool, BufRing or Vec the caller keeps until the CQE.
 //  4. io_uring_enter blocks only through unix.Syscall6, so the runtime can
 //     stop the world while a shard sleeps; EINTR is retried without
 //     resubmitting consumed SQEs.

@@ -3,6 +3,7 @@ package ring
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -302,5 +303,108 @@ func TestSendZC(t *testing.T) {
 	pool.Reclaim(b)
 	if got := readFull(t, client, len(want)); !bytes.Equal(got, want) {
 		t.Fatal("peer read different bytes")
+	}
+}
+
+// TestConnectAcceptShutdown connects through the ring (CONNECT) to a
+// listener accepted through the ring, then shuts the client's write side
+// down through the ring (SHUTDOWN): the server's RECV must see EOF.
+func TestConnectAcceptShutdown(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	listener, address := listenLoopback(t)
+	client, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(client)
+	sockaddr, err := NewSockaddr(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := mustSQE(t, r)
+	r.PrepConnect(connect, int32(client), sockaddr)
+	connect.SetUserData(1)
+	accept := mustSQE(t, r)
+	accept.PrepAccept(listener, unix.SOCK_CLOEXEC)
+	accept.SetUserData(2)
+	var others []CQE
+	if cqe := waitFor(t, r, 1, &others); cqe.Res != 0 {
+		t.Fatalf("connect: %v", cqe.Err())
+	}
+	accepted := waitFor(t, r, 2, &others)
+	if accepted.Res < 0 {
+		t.Fatalf("accept: %v", accepted.Err())
+	}
+	defer unix.Close(int(accepted.Res))
+	shutdown := mustSQE(t, r)
+	shutdown.PrepShutdown(int32(client), unix.SHUT_WR)
+	shutdown.SetUserData(3)
+	if cqe := waitFor(t, r, 3, &others); cqe.Res != 0 {
+		t.Fatalf("shutdown: %v", cqe.Err())
+	}
+	pool := newTestPool(t, 1, PageBytes)
+	b, _ := pool.Acquire()
+	recv := mustSQE(t, r)
+	recv.PrepRecv(accepted.Res, b, 0, PageBytes, 0)
+	recv.SetUserData(4)
+	if cqe := waitFor(t, r, 4, &others); cqe.Res != 0 {
+		t.Fatalf("recv after peer shutdown: res %d (%v), want EOF", cqe.Res, cqe.Err())
+	}
+	pool.Reclaim(b)
+}
+
+// TestLinkTimeoutCancelsRecv bounds a RECV on an idle socket with a linked
+// 20 ms LINK_TIMEOUT: the recv must end with ECANCELED and the timeout with
+// ETIME.
+func TestLinkTimeoutCancelsRecv(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	_, server := connectedPair(t, r)
+	pool := newTestPool(t, 1, PageBytes)
+	b, _ := pool.Acquire()
+	recv := mustSQE(t, r)
+	recv.PrepRecv(server, b, 0, PageBytes, 0)
+	recv.SetUserData(1)
+	recv.Link()
+	timeout := mustSQE(t, r)
+	r.PrepLinkTimeout(timeout, 20*time.Millisecond, 0)
+	timeout.SetUserData(2)
+	var others []CQE
+	if cqe := waitFor(t, r, 1, &others); cqe.Err() != unix.ECANCELED {
+		t.Fatalf("bounded recv: %v, want ECANCELED", cqe.Err())
+	}
+	pool.Reclaim(b)
+	if cqe := waitFor(t, r, 2, &others); cqe.Err() != unix.ETIME {
+		t.Fatalf("link timeout: %v, want ETIME", cqe.Err())
+	}
+}
+
+// TestPollMultishotEventfd polls an eventfd with a multishot POLL_ADD (the
+// wake-up path when MSG_RING is missing): each write must post one CQE
+// with POLLIN that keeps the poll armed.
+func TestPollMultishotEventfd(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	eventfd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(eventfd)
+	poll := mustSQE(t, r)
+	poll.PrepPollMultishot(int32(eventfd), unix.POLLIN)
+	poll.SetUserData(9)
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	var value [8]byte
+	var others []CQE
+	for round := range 3 {
+		value[0] = 1
+		writeAll(t, eventfd, value[:])
+		cqe := waitFor(t, r, 9, &others)
+		if cqe.Res&unix.POLLIN == 0 || !cqe.More() {
+			t.Fatalf("round %d: poll res %#x more %v", round, cqe.Res, cqe.More())
+		}
+		if _, err := unix.Read(eventfd, value[:]); err != nil {
+			t.Fatalf("round %d: drain eventfd: %v", round, err)
+		}
 	}
 }

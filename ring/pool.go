@@ -44,6 +44,8 @@ type Buf struct {
 }
 
 // NewPool maps count buffers of bufferBytes each (a multiple of PageBytes).
+// liburing: none (it leaves buffer memory to the application; its tests use
+// posix_memalign, here mmap keeps the memory outside the Go heap).
 func NewPool(count, bufferBytes int) (*Pool, error) {
 	if count <= 0 || count > PoolBuffersMax {
 		return nil, fmt.Errorf("ring: pool of %d buffers, want 1..%d", count, PoolBuffersMax)
@@ -157,6 +159,7 @@ type Vec struct {
 }
 
 // NewVec allocates a Vec for up to capacity spans (at most VecBuffersMax).
+// liburing: none (struct iovec arrays are the caller's).
 func NewVec(capacity int) *Vec {
 	invariant.Assert(capacity > 0, "empty Vec")
 	invariant.Assert(capacity <= VecBuffersMax, "Vec larger than VecBuffersMax")
@@ -230,3 +233,37 @@ func NewPath(name string) (*Path, error) {
 	}
 	return &Path{bytes: unsafe.Slice(bytes, len(name)+1)}, nil
 }
+
+// Sockaddr is a socket address for CONNECT, in the kernel's layout. The ring
+// keeps it reachable until submit; the caller keeps it until the CQE.
+type Sockaddr struct {
+	raw    unix.RawSockaddrAny
+	length uint32
+}
+
+// NewSockaddr converts an IPv4 or IPv6 address.
+func NewSockaddr(address unix.Sockaddr) (*Sockaddr, error) {
+	var sockaddr Sockaddr
+	switch typed := address.(type) {
+	case *unix.SockaddrInet4:
+		raw := (*unix.RawSockaddrInet4)(unsafe.Pointer(&sockaddr.raw))
+		raw.Family = unix.AF_INET
+		raw.Port = hostToNetwork16(uint16(typed.Port))
+		raw.Addr = typed.Addr
+		sockaddr.length = unix.SizeofSockaddrInet4
+	case *unix.SockaddrInet6:
+		raw := (*unix.RawSockaddrInet6)(unsafe.Pointer(&sockaddr.raw))
+		raw.Family = unix.AF_INET6
+		raw.Port = hostToNetwork16(uint16(typed.Port))
+		raw.Addr = typed.Addr
+		raw.Scope_id = typed.ZoneId
+		sockaddr.length = unix.SizeofSockaddrInet6
+	default:
+		return nil, fmt.Errorf("ring: socket address %T not supported (IPv4 and IPv6 only)", address)
+	}
+	return &sockaddr, nil
+}
+
+// hostToNetwork16 swaps a port into network byte order (ring runs on
+// little-endian machines only, see TestABISizes).
+func hostToNetwork16(value uint16) uint16 { return value<<8 | value>>8 }

@@ -14,6 +14,7 @@ import (
 // the kernel until the caller reclaims them after the final CQE.
 
 // SetUserData sets the value the CQE carries back (see UserData).
+// liburing: io_uring_sqe_set_data64.
 func (s *SQE) SetUserData(userData uint64) { s.userData = userData }
 
 // SetFlags adds SQE flags (FlagIOLink, FlagFixedFile, …).
@@ -21,6 +22,7 @@ func (s *SQE) SetUserData(userData uint64) { s.userData = userData }
 func (s *SQE) SetFlags(flags uint8) { s.flags |= flags }
 
 // Link makes the next SQE start only after this one succeeds (IOSQE_IO_LINK).
+// liburing: io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK).
 func (s *SQE) Link() { s.flags |= FlagIOLink }
 
 // Opcode is the operation the SQE was prepared for.
@@ -159,6 +161,34 @@ func (r *Ring) PrepOpenat(s *SQE, dirfd int32, path *Path, flags int, mode uint3
 	s.opFlags = uint32(flags)
 }
 
+// PrepConnect connects socket fd to address. The ring keeps address
+// reachable until submit; keep it until the CQE. liburing:
+// io_uring_prep_connect.
+func (r *Ring) PrepConnect(s *SQE, fd int32, address *Sockaddr) {
+	invariant.Assert(address.length > 0, "empty socket address")
+	invariant.Assert(address.length <= uint32(unsafe.Sizeof(address.raw)), "socket address too long")
+	r.auxFor(s).sockaddr = address
+	s.prepRW(OpConnect, fd, uint64(uintptr(unsafe.Pointer(&address.raw))), 0, uint64(address.length))
+}
+
+// PrepShutdown shuts down part of a socket (unix.SHUT_WR…).
+// liburing: io_uring_prep_shutdown.
+func (s *SQE) PrepShutdown(fd int32, how int) { s.prepRW(OpShutdown, fd, 0, uint32(how), 0) }
+
+// PrepPollAdd completes when fd reports one of events (unix.POLLIN…); res
+// is the ready mask. liburing: io_uring_prep_poll_add.
+func (s *SQE) PrepPollAdd(fd int32, events uint32) {
+	s.prepRW(OpPollAdd, fd, 0, 0, 0)
+	s.opFlags = events
+}
+
+// PrepPollMultishot reports readiness of fd repeatedly, one CQE per edge,
+// each with CQEFlagMore while armed. liburing: io_uring_prep_poll_multishot.
+func (s *SQE) PrepPollMultishot(fd int32, events uint32) {
+	s.PrepPollAdd(fd, events)
+	s.len = pollAddMulti
+}
+
 // PrepClose closes fd. liburing: io_uring_prep_close.
 func (s *SQE) PrepClose(fd int32) { s.prepRW(OpClose, fd, 0, 0, 0) }
 
@@ -177,6 +207,18 @@ func (r *Ring) PrepTimeout(s *SQE, duration time.Duration, count uint32, flags u
 	aux := r.auxFor(s)
 	aux.timespec = unix.NsecToTimespec(int64(duration))
 	s.prepRW(OpTimeout, -1, uint64(uintptr(unsafe.Pointer(&aux.timespec))), 1, uint64(count))
+	s.opFlags = flags
+}
+
+// PrepLinkTimeout bounds the SQE linked before it (which must carry
+// FlagIOLink): if that op has not completed after duration it is cancelled
+// (ECANCELED) and this SQE completes with ETIME. liburing:
+// io_uring_prep_link_timeout.
+func (r *Ring) PrepLinkTimeout(s *SQE, duration time.Duration, flags uint32) {
+	invariant.Assert(duration > 0, "link timeout not positive")
+	aux := r.auxFor(s)
+	aux.timespec = unix.NsecToTimespec(int64(duration))
+	s.prepRW(OpLinkTimeout, -1, uint64(uintptr(unsafe.Pointer(&aux.timespec))), 1, 0)
 	s.opFlags = flags
 }
 

@@ -27,6 +27,7 @@ func (r *Ring) SQE() (*SQE, bool) {
 	index := r.sq.tailNew & r.sq.mask
 	r.sq.tailNew++
 	r.aux[index].path = nil
+	r.aux[index].sockaddr = nil
 	sqe := &r.sq.sqes[index]
 	*sqe = SQE{}
 	return sqe, true
@@ -40,7 +41,15 @@ func (r *Ring) auxFor(sqe *SQE) *sqeAux {
 }
 
 // SQPending is the number of SQEs prepared but not yet submitted.
+// liburing: io_uring_sq_ready.
 func (r *Ring) SQPending() uint32 { return r.sq.tailNew - atomic.LoadUint32(r.sq.head) }
+
+// CompletionsHeld reports whether the kernel holds completions that appear
+// in the CQ only after the next Submit or SubmitAndWait: deferred task work
+// (signalled through the SQ flags when the ring has SetupTaskrunFlag) or a
+// CQ overflow backlog. A polling loop checks it, with CQReady, to skip
+// io_uring_enter while idle. liburing: cq_ring_needs_flush.
+func (r *Ring) CompletionsHeld() bool { return r.completionsNeedEnter() }
 
 // CQReady is the number of CQEs waiting to be reaped (without entering the
 // kernel: with deferred task work, completions appear only after a
@@ -60,6 +69,7 @@ func (r *Ring) flush() uint32 {
 
 // completionsNeedEnter reports whether completions are held in the kernel
 // (deferred task work, or a CQ overflow backlog) until we enter it.
+// liburing: cq_ring_needs_enter.
 func (r *Ring) completionsNeedEnter() bool {
 	if r.flags&SetupDeferTaskrun != 0 && r.flags&SetupTaskrunFlag == 0 {
 		return true
@@ -178,6 +188,7 @@ type HandlerID uint8
 
 // AddHandler registers h and returns the ID to pass to UserData. At most
 // HandlersMax handlers per ring; exceeding it is a programming error.
+// liburing: none (routing is the application's).
 func (r *Ring) AddHandler(h Handler) HandlerID {
 	invariant.Assert(h != nil, "nil completion handler")
 	invariant.Assert(r.handlersN < HandlersMax, "more than HandlersMax completion handlers")
@@ -187,6 +198,7 @@ func (r *Ring) AddHandler(h Handler) HandlerID {
 }
 
 // UserData packs a handler and a tag (at most TagMax) into user_data.
+// liburing: none; pass the result to SQE.SetUserData.
 func UserData(handler HandlerID, tag uint64) uint64 {
 	invariant.Assert(tag <= TagMax, "user_data tag wider than TagMax")
 	return uint64(handler)<<tagBits | tag
@@ -205,7 +217,8 @@ func (c CQE) More() bool { return c.Flags&CQEFlagMore != 0 }
 // Notif reports a SEND_ZC notification: the kernel released the buffer.
 func (c CQE) Notif() bool { return c.Flags&CQEFlagNotif != 0 }
 
-// Err is the CQE's result as an error: nil when Res >= 0.
+// Err is the CQE's result as an error: nil when Res >= 0. liburing: none
+// (its callers test cqe->res < 0).
 func (c CQE) Err() error {
 	if c.Res >= 0 {
 		return nil
@@ -215,6 +228,7 @@ func (c CQE) Err() error {
 
 // Dispatch reaps up to CompletionsPerReapMax ready CQEs and routes each to
 // the Handler named in its user_data. It returns how many it routed.
+// liburing: io_uring_for_each_cqe plus io_uring_cq_advance.
 func (r *Ring) Dispatch() int {
 	invariant.Assert(!r.reaping, "dispatch re-entered from a completion handler")
 	r.reaping = true

@@ -258,3 +258,42 @@ func panics(run func()) (panicked bool) {
 	run()
 	return false
 }
+
+// TestCompletionsHeldUntilEnter checks the deferred-task-work contract a
+// polling loop relies on: a completion stays out of the CQ (CQReady 0) but
+// is announced by CompletionsHeld until the owner enters the kernel.
+func TestCompletionsHeldUntilEnter(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	want := SetupDeferTaskrun | SetupTaskrunFlag
+	if r.SetupFlags()&want != want {
+		t.Skip("kernel lacks IORING_SETUP_DEFER_TASKRUN with IORING_SETUP_TASKRUN_FLAG")
+	}
+	if r.CompletionsHeld() {
+		t.Fatal("completions held on an idle ring")
+	}
+	sqe := mustSQE(t, r)
+	r.PrepTimeout(sqe, time.Millisecond, 0, 0)
+	sqe.SetUserData(1)
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for !r.CompletionsHeld() {
+		if time.Now().After(deadline) {
+			t.Fatal("the expired timeout was never announced")
+		}
+		runtime.Gosched()
+	}
+	if ready := r.CQReady(); ready != 0 {
+		t.Fatalf("%d CQEs visible before entering the kernel", ready)
+	}
+	if _, err := r.SubmitAndWait(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if ready := r.CQReady(); ready != 1 {
+		t.Fatalf("%d CQEs after entering, want 1", ready)
+	}
+	if r.CompletionsHeld() {
+		t.Fatal("completions still held after entering")
+	}
+}

@@ -87,6 +87,7 @@ type completionQueue struct {
 type sqeAux struct {
 	timespec unix.Timespec
 	path     *Path
+	sockaddr *Sockaddr
 }
 
 // New creates a ring. With Options.Shared false, the caller must have called
@@ -149,7 +150,7 @@ func queueSizes(options Options) (uint32, uint32, error) {
 // chooseSetupFlags picks the fastest flags the kernel offers: a single
 // issuer with deferred task work posts completions only when the owner asks
 // (no IPIs, no interruptions of the event loop); a shared ring gets
-// cooperative task running instead.
+// cooperative task running instead. liburing: none (its callers choose).
 func chooseSetupFlags(features *Features, shared bool) uint32 {
 	var flags uint32
 	if features.HasSetup(SetupSubmitAll) {
@@ -299,6 +300,7 @@ func (r *Ring) Close() error {
 }
 
 // FD is the ring's file descriptor: the target of another ring's MSG_RING.
+// liburing: io_uring.ring_fd.
 func (r *Ring) FD() int { return r.fd }
 
 // SetupFlags are the flags the ring was created with.
