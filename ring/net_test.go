@@ -408,3 +408,36 @@ func TestPollMultishotEventfd(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelAny cancels every pending op at once (CancelAny|CancelAll, the
+// shutdown path): the cancel reports how many it found, and each ends with
+// ECANCELED.
+func TestCancelAny(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	pool := newTestPool(t, 2, PageBytes)
+	var buffers [2]Buf
+	for i := range uint64(2) {
+		_, server := connectedPair(t, r)
+		b, _ := pool.Acquire()
+		buffers[i] = b
+		recv := mustSQE(t, r)
+		recv.PrepRecv(server, b, 0, PageBytes, 0)
+		recv.SetUserData(20 + i)
+	}
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	cancel := mustSQE(t, r)
+	cancel.PrepCancel(0, CancelAny|CancelAll)
+	cancel.SetUserData(30)
+	var others []CQE
+	if cqe := waitFor(t, r, 30, &others); cqe.Res != 2 {
+		t.Fatalf("cancel any: res %d (%v), want 2 cancelled", cqe.Res, cqe.Err())
+	}
+	for i := range uint64(2) {
+		if cqe := waitFor(t, r, 20+i, &others); cqe.Err() != unix.ECANCELED {
+			t.Fatalf("recv %d: %v, want ECANCELED", i, cqe.Err())
+		}
+		pool.Reclaim(buffers[i])
+	}
+}

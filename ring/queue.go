@@ -51,6 +51,13 @@ func (r *Ring) SQPending() uint32 { return r.sq.tailNew - atomic.LoadUint32(r.sq
 // io_uring_enter while idle. liburing: cq_ring_needs_flush.
 func (r *Ring) CompletionsHeld() bool { return r.completionsNeedEnter() }
 
+// Counters are the kernel's counts of SQEs it dropped as invalid and of
+// CQEs it could not post (with FeatNoDrop, only on allocation failure).
+// Both should stay zero; a shard exports them as metrics.
+func (r *Ring) Counters() (sqDropped, cqOverflow uint32) {
+	return atomic.LoadUint32(r.sq.dropped), atomic.LoadUint32(r.cq.overflow)
+}
+
 // CQReady is the number of CQEs waiting to be reaped (without entering the
 // kernel: with deferred task work, completions appear only after a
 // Submit or SubmitAndWait). liburing: io_uring_cq_ready.
