@@ -142,7 +142,7 @@ func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg) (int, e
 			continue
 		}
 		if errno != 0 {
-			return 0, errno
+			return 0, r.enterError(errno)
 		}
 		invariant.Assert(uint32(submitted) <= submit, "kernel consumed more SQEs than offered")
 		return int(submitted), nil
@@ -150,6 +150,29 @@ func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg) (int, e
 	invariant.Assert(false, "io_uring_enter interrupted without end")
 	return 0, unix.EINTR
 }
+
+// enterError names the likely cause when a single-issuer ring is entered
+// from a foreign thread: the kernel says EEXIST, or EINVAL/EBADF when the
+// registered ring fd is missing from that thread's table. It costs a gettid
+// only on the error path.
+func (r *Ring) enterError(errno unix.Errno) error {
+	foreign := errno == unix.EEXIST || errno == unix.EINVAL || errno == unix.EBADF
+	if foreign && r.flags&SetupSingleIssuer != 0 && unix.Gettid() != r.ownerTID {
+		return &NotOwnerError{Err: errno}
+	}
+	return errno
+}
+
+// NotOwnerError reports a single-issuer ring used from a thread other than
+// the one that created it (see invariant 1): a bug in the caller.
+type NotOwnerError struct{ Err unix.Errno }
+
+func (e *NotOwnerError) Error() string {
+	return "ring: single-issuer ring used from a thread other than its creator (" + e.Err.Error() + ")"
+}
+
+// Unwrap returns the kernel's errno.
+func (e *NotOwnerError) Unwrap() error { return e.Err }
 
 // Reap calls handle for each ready CQE, at most CompletionsPerReapMax, then
 // releases them to the kernel, and returns how many it handled. It does not
