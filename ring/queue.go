@@ -103,7 +103,9 @@ func (r *Ring) Submit() (int, error) {
 // waitCount CQEs are ready or timeout passes (timeout <= 0: no timeout). With
 // waitCount 0 it never blocks but still runs deferred completions, which makes
 // it the call for a polling loop. On timeout it returns ErrTimeout. An EINTR
-// restarts the wait with the whole timeout. liburing:
+// restarts the wait with the whole timeout. EBUSY or EAGAIN mean the kernel
+// cannot take more work until completions are reaped: reap, then call again.
+// liburing:
 // io_uring_submit_and_wait_timeout.
 func (r *Ring) SubmitAndWait(waitCount uint32, timeout time.Duration) (int, error) {
 	r.assertOwner()
