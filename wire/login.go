@@ -91,10 +91,7 @@ func (r *LoginRegister) Decode(src []byte) (int, error) {
 	}
 	r.WithToken = !r.PasswordShape
 	if !r.PasswordShape && !r.TokenShape {
-		if password.err != nil {
-			return 0, password.err
-		}
-		return 0, decodeFailure(password.pos, "login body fits neither the password nor the token shape")
+		return 0, decodeFailure(credentials, "login body fits neither the password nor the token shape")
 	}
 	return len(src), nil
 }
