@@ -270,3 +270,12 @@ func (e *encoder) optionsBlock(options Headers) {
 
 // optionsBlockSize is the size of a u32-length-prefixed option block.
 func optionsBlockSize(options Headers) int { return 4 + options.EncodedSize() }
+
+// CheckNoOptions applies the option catalog of streams and users, which
+// is empty (§6.2): any key is refused with StatusUnsupportedOptionKey.
+func CheckNoOptions(options Headers) error {
+	if len(options) > 0 {
+		return StatusUnsupportedOptionKey
+	}
+	return nil
+}
