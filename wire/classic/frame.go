@@ -145,3 +145,19 @@ type Request interface {
 type Reply interface {
 	AppendBody(dst []byte) []byte
 }
+
+// EmptyReply is the body of every command whose success reply is empty, and
+// of the "not found" convention of GetStream, GetTopic, GetUser,
+// GetConsumerGroup, GetClient and GetConsumerOffset.
+type EmptyReply struct{}
+
+// AppendBody writes nothing.
+func (EmptyReply) AppendBody(dst []byte) []byte { return dst }
+
+// Decode accepts only an empty body.
+func (EmptyReply) Decode(body []byte) error {
+	if len(body) != 0 {
+		return &DecodeError{What: "empty reply", Value: uint64(len(body)), Status: StatusInvalidFormat}
+	}
+	return nil
+}
