@@ -142,3 +142,81 @@ func newTopicRequest(code Code) (DecodableRequest, bool) {
 	}
 	return nil, false
 }
+
+// DecodableReply is a success reply body that can read itself. Replies are
+// built by a server, so Decode requires the body to be consumed exactly.
+type DecodableReply interface {
+	Reply
+	Decode(body []byte) error
+}
+
+// NewReply returns an empty success reply of the layout code answers with,
+// or false for an unknown code. Commands that answer "not found" with an
+// empty body (GetStream, GetTopic, GetUser, GetClient, GetConsumerGroup,
+// GetConsumerOffset) need the caller to test for an empty body first.
+func NewReply(code Code) (DecodableReply, bool) {
+	switch code {
+	case CodeGetStats:
+		return &Stats{}, true
+	case CodeGetSnapshot:
+		return &SnapshotReply{}, true
+	case CodeGetClusterMetadata:
+		return &ClusterMetadata{}, true
+	case CodeGetMe, CodeGetClient:
+		return &ClientDetails{}, true
+	case CodeGetClients:
+		return &ClientList{}, true
+	case CodeGetUser, CodeCreateUser:
+		return &UserDetails{}, true
+	case CodeGetUsers:
+		return &UserList{}, true
+	case CodeLoginUser, CodeLoginWithPersonalAccessToken:
+		return &LoginReply{}, true
+	case CodeGetPersonalAccessTokens:
+		return &TokenList{}, true
+	case CodeCreatePersonalAccessToken:
+		return &RawToken{}, true
+	}
+	return newDataReply(code)
+}
+
+func newDataReply(code Code) (DecodableReply, bool) {
+	switch code {
+	case CodePollMessages:
+		return &PollReply{}, true
+	case CodeGetConsumerOffset:
+		return &ConsumerOffsetReply{}, true
+	case CodeGetStream:
+		return &StreamDetails{}, true
+	case CodeGetStreams:
+		return &StreamList{}, true
+	case CodeCreateStream:
+		return &StreamEntry{}, true
+	case CodeGetTopic, CodeCreateTopic:
+		return &TopicDetails{}, true
+	case CodeGetTopics:
+		return &TopicList{}, true
+	case CodeGetConsumerGroup:
+		return &GroupDetails{}, true
+	case CodeGetConsumerGroups:
+		return &GroupList{}, true
+	case CodeCreateConsumerGroup:
+		return &GroupEntry{}, true
+	}
+	if code.Known() {
+		return EmptyReply{}, true
+	}
+	return nil, false
+}
+
+// EmptyMeansNotFound reports whether an empty success body from code means
+// "no such entity" rather than an empty layout (§6.3): GetStream, GetTopic,
+// GetUser, GetClient, GetConsumerGroup, and GetConsumerOffset with nothing
+// stored. List replies read an empty body as an empty list instead.
+func EmptyMeansNotFound(code Code) bool {
+	switch code {
+	case CodeGetStream, CodeGetTopic, CodeGetUser, CodeGetClient, CodeGetConsumerGroup, CodeGetConsumerOffset:
+		return true
+	}
+	return false
+}

@@ -161,3 +161,33 @@ func (EmptyReply) Decode(body []byte) error {
 	}
 	return nil
 }
+
+// SplitRequest tells a stream reader how many bytes the first request frame
+// in buf occupies: RequestPrologueBytes while fewer are buffered, then the
+// whole frame (prologue and body). The frame is complete once len(buf)
+// reaches that size; its body is buf[RequestPrologueBytes:size]. Errors are
+// those of DecodeRequestHeader; for a length below 4 the size is the
+// 8-byte prologue alone, which the reader skips after replying.
+func SplitRequest(buf []byte) (RequestHeader, int, error) {
+	if len(buf) < RequestPrologueBytes {
+		return RequestHeader{}, RequestPrologueBytes, nil
+	}
+	header, err := DecodeRequestHeader(buf)
+	if err != nil {
+		return header, RequestPrologueBytes, err
+	}
+	return header, RequestPrologueBytes + header.BodyBytes(), nil
+}
+
+// SplitReply is SplitRequest for replies: the first reply frame in buf
+// occupies the returned number of bytes.
+func SplitReply(buf []byte) (ReplyHeader, int, error) {
+	if len(buf) < ReplyPrologueBytes {
+		return ReplyHeader{}, ReplyPrologueBytes, nil
+	}
+	header, err := DecodeReplyHeader(buf)
+	if err != nil {
+		return header, ReplyPrologueBytes, err
+	}
+	return header, ReplyPrologueBytes + int(header.Length), nil
+}

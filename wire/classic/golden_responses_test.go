@@ -152,6 +152,7 @@ func checkReplyVector(t *testing.T, v responseVector, status Status, frame []byt
 	if _, isEmpty := want.(EmptyReply); !isEmpty {
 		got = reflect.New(reflect.TypeOf(want).Elem()).Interface().(decodableReply)
 	}
+	checkNewReply(t, Code(v.Code), got)
 	if err := got.Decode(body); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
@@ -232,4 +233,22 @@ func checkPollVector(t *testing.T, command string, frame []byte) bool {
 		t.Fatalf("re-encoded poll reply differs")
 	}
 	return true
+}
+
+// checkNewReply: NewReply picks the layout the vector shows; an empty body
+// is either the command's empty layout, an empty list, or "not found".
+func checkNewReply(t *testing.T, code Code, got decodableReply) {
+	fromCode, ok := NewReply(code)
+	if !ok {
+		t.Fatalf("NewReply(%v) unknown", code)
+	}
+	if reflect.TypeOf(fromCode) == reflect.TypeOf(got) {
+		return
+	}
+	if _, isEmpty := got.(EmptyReply); !isEmpty {
+		t.Fatalf("NewReply(%v) = %T, want %T", code, fromCode, got)
+	}
+	if !EmptyMeansNotFound(code) && fromCode.Decode(nil) != nil {
+		t.Fatalf("%v: empty body is neither not-found nor an empty list", code)
+	}
 }

@@ -187,7 +187,7 @@ func (d *GroupDetails) Decode(body []byte) error {
 		member := GroupMember{ID: r.u32("member id")}
 		count := r.u32("member partitions_count")
 		if r.err == nil && uint64(count)*4 > uint64(r.remaining()) {
-			r.fail("member partitions", int(min(uint64(count)*4, ReplyBodyBytesMax)))
+			r.fail("member partitions", int(uint64(count)*4))
 		}
 		for i := uint32(0); i < count && r.err == nil; i++ {
 			member.Partitions = append(member.Partitions, r.u32("member partition_id"))

@@ -144,7 +144,7 @@ func (r *reader) sizedPermissions() Permissions {
 		return Permissions{}
 	}
 	if uint64(length) > uint64(r.remaining()) {
-		r.fail("permissions", int(min(length, ControlBodyBytesMax)))
+		r.fail("permissions", int(length))
 		return Permissions{}
 	}
 	inner := reader{buf: r.buf[r.pos : r.pos+int(length)]}

@@ -100,7 +100,7 @@ func (p *PollReply) Decode(body []byte) error {
 			uint64(binary.LittleEndian.Uint32(header[headerUserHeadersLengthAt:]))
 		if size > uint64(len(p.Data)-position) {
 			return &DecodeError{What: "message", Offset: PollReplyHeaderBytes + position,
-				Need: int(min(size, ReplyBodyBytesMax+1)), Have: len(p.Data) - position, Status: StatusInvalidFormat}
+				Need: int(size), Have: len(p.Data) - position, Status: StatusInvalidFormat}
 		}
 		if err := checkMessageSpan(p.Data[position:position+int(size)], PollReplyHeaderBytes+position); err != nil {
 			return err

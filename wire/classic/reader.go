@@ -101,7 +101,7 @@ func (r *reader) str32(what string) []byte {
 		return nil
 	}
 	if uint64(length) > uint64(len(r.buf)-r.pos) {
-		r.fail(what, int(min(uint64(length), uint64(ReplyBodyBytesMax))))
+		r.fail(what, int(length))
 		return nil
 	}
 	return r.take(int(length), what)

@@ -44,8 +44,7 @@ func (req *SendMessages) Decode(body []byte) (int, error) {
 		r.invalid("messages_count", countOffset, 0, StatusInvalidMessagesCount)
 	}
 	if r.err == nil && uint64(req.Count)*IndexEntryBytes > uint64(r.remaining()) {
-		r.err = &DecodeError{What: "index", Offset: r.pos, Need: int(min(uint64(req.Count)*IndexEntryBytes,
-			SendMessagesBodyBytesMax+1)), Have: r.remaining(), Status: StatusMissingIndex}
+		r.err = &DecodeError{What: "index", Offset: r.pos, Need: int(uint64(req.Count) * IndexEntryBytes), Have: r.remaining(), Status: StatusMissingIndex}
 	}
 	if r.err != nil {
 		return r.pos, r.err

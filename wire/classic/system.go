@@ -219,7 +219,7 @@ func (s *Stats) Decode(body []byte) error {
 	s.ServerSemver = r.u32("stats semver")
 	count := r.u32("stats cache_metrics_count")
 	if r.err == nil && uint64(count)*32 > uint64(r.remaining()) {
-		r.fail("stats cache metrics", int(min(uint64(count)*32, ReplyBodyBytesMax)))
+		r.fail("stats cache metrics", int(uint64(count)*32))
 	}
 	s.CacheMetrics = nil
 	for i := uint32(0); i < count && r.err == nil; i++ {
@@ -282,7 +282,7 @@ func (m *ClusterMetadata) Decode(body []byte) error {
 	count := r.u32("cluster nodes_count")
 	// A node takes at least 18 bytes, which bounds the loop by the body.
 	if r.err == nil && uint64(count)*18 > uint64(r.remaining()) {
-		r.fail("cluster nodes", int(min(uint64(count)*18, ReplyBodyBytesMax)))
+		r.fail("cluster nodes", int(uint64(count)*18))
 	}
 	m.Nodes = nil
 	for i := uint32(0); i < count && r.err == nil; i++ {
