@@ -70,3 +70,16 @@ const (
 	// timer belongs to the caller, Detect itself is pure.
 	DetectCandidateDeadline = 3 * time.Second
 )
+
+// Ranges the 0.8 server checks after decoding, each with its own status
+// (PROTOCOL-0.8.md §2.2, §6.2); CheckCredentials and CheckTokenName apply them.
+const (
+	UsernameBytesMin  = 3
+	UsernameBytesMax  = 50
+	PasswordBytesMin  = 3
+	PasswordBytesMax  = 100
+	TokenNameBytesMin = 3
+	TokenNameBytesMax = 30
+	// PartitionsPerRequestMax caps CreateTopic/CreatePartitions (status 2015).
+	PartitionsPerRequestMax = 1000
+)

@@ -123,3 +123,12 @@ func (l *TokenList) Decode(body []byte) error {
 	}
 	return r.exact("token list")
 }
+
+// CheckTokenName applies the 0.8 range of personal access token names:
+// StatusInvalidPersonalAccessTokenName or StatusOK.
+func CheckTokenName(name []byte) Status {
+	if len(name) < TokenNameBytesMin || len(name) > TokenNameBytesMax {
+		return StatusInvalidPersonalAccessTokenName
+	}
+	return StatusOK
+}

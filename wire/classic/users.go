@@ -370,3 +370,16 @@ func firstError(errs ...error) error {
 	}
 	return nil
 }
+
+// CheckCredentials applies the 0.8 length ranges to a username and password
+// (LoginUser, CreateUser): StatusInvalidUsername, StatusInvalidPassword, or
+// StatusOK.
+func CheckCredentials(username, password []byte) Status {
+	if len(username) < UsernameBytesMin || len(username) > UsernameBytesMax {
+		return StatusInvalidUsername
+	}
+	if len(password) < PasswordBytesMin || len(password) > PasswordBytesMax {
+		return StatusInvalidPassword
+	}
+	return StatusOK
+}
