@@ -47,6 +47,10 @@ func TestDecodeAllocations(t *testing.T) {
 			iterator := decoded.Messages()
 			for message, ok := iterator.Next(); ok; message, ok = iterator.Next() {
 				sink += message.Header.Offset + uint64(len(message.UserHeaders))
+				headers := UserHeaderEntries(message.UserHeaders)
+				for entry, ok := headers.Next(); ok; entry, ok = headers.Next() {
+					sink += uint64(len(entry.Value))
+				}
 			}
 		},
 	}

@@ -121,12 +121,16 @@
 //     exactly one byte long (the classic Go SDK would not read it).
 //  6. Detect is pure and monotonic: once decided on n bytes, more bytes never
 //     change the verdict; real classic and VSR clients are decided on 8.
-//  7. A stored message served by AppendMessage carries a checksum equal to
+//  7. Admit drains every refused body except one above its cap, after which
+//     the connection closes: the stream never desynchronises.
+//  8. A stored message served by AppendMessage carries a checksum equal to
 //     XXH3-64 of its bytes 8..end (ChecksumValid).
 //
-// Files: frame.go (prologues, splitting), codes.go, status.go and
+// Files: frame.go (prologues, splitting), admit.go (what a server does with
+// a prologue: dispatch, refuse after draining, refuse and close), codes.go, status.go and
 // status_codes.go (the 222 codes), primitives.go and permissions.go (shared
 // shapes), one file per command group (system, clients, users, tokens,
 // streams, topics, partitions, groups, offsets, send, poll), message.go
-// (64-byte header, checksum, stamping), convert.go, detect.go, dispatch.go.
+// (64-byte header, checksum, stamping), headers.go (user-header TLV),
+// convert.go, detect.go, dispatch.go.
 package classic
