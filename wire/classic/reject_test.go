@@ -30,6 +30,9 @@ func TestTruncatedRequestsRejected(t *testing.T) {
 			if decodeError.Offset > cut {
 				t.Fatalf("%s cut at %d: error offset %d beyond the cut", v.Command, cut, decodeError.Offset)
 			}
+			if decodeError.Need > 0 && (decodeError.Have >= decodeError.Need || decodeError.Offset+decodeError.Have != cut) {
+				t.Fatalf("%s cut at %d: inconsistent truncation report %+v", v.Command, cut, decodeError)
+			}
 		}
 	}
 }
