@@ -200,3 +200,9 @@ func TestPrologues(t *testing.T) {
 		t.Errorf("reply split: size %d, %v", size, err)
 	}
 }
+
+func TestIdentifierString(t *testing.T) {
+	if num(7).String() != "7" || named("orders").String() != `"orders"` {
+		t.Fatalf("identifier strings: %s %s", num(7), named("orders"))
+	}
+}
