@@ -100,6 +100,10 @@ type newBackendFunc func() (Backend, error)
 // chooseBackend resolves a backend name to a constructor. "auto" prefers
 // io_uring and falls back to epoll, logging one line that names why.
 func chooseBackend(name string, logger *slog.Logger) (newBackendFunc, string, error) {
+	return chooseBackendWith(name, logger, uringAvailable)
+}
+
+func chooseBackendWith(name string, logger *slog.Logger, uringAvailable func() error) (newBackendFunc, string, error) {
 	switch name {
 	case BackendEpoll:
 		return newEpollBackend, BackendEpoll, nil

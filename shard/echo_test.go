@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -121,8 +122,12 @@ func (s *echoServer) nextClose(t testing.TB) error {
 func makeFrame(payloadBytes int, seed byte) []byte {
 	frame := make([]byte, echoHeaderBytes+payloadBytes)
 	binary.LittleEndian.PutUint32(frame, uint32(payloadBytes))
-	for i := range payloadBytes {
-		frame[echoHeaderBytes+i] = seed + byte(i*7)
+	payload := frame[echoHeaderBytes:]
+	for i := range min(payloadBytes, 251) {
+		payload[i] = seed + byte(i*7)
+	}
+	for filled := 251; filled < payloadBytes; filled *= 2 {
+		copy(payload[filled:], payload[:filled]) // a 251-byte period: no power-of-two alignment hides a shifted copy
 	}
 	return frame
 }
@@ -165,7 +170,7 @@ func roundTrips(t testing.TB, conn net.Conn, frames [][]byte) {
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
-		if string(got) != string(frame) {
+		if !bytes.Equal(got, frame) {
 			t.Fatalf("frame %d: echo differs (%d bytes, want %d)", i, len(got), len(frame))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 // the turn started and reaps up to completionsPerTurnMax completions.
 func (sh *Shard) run() {
 	for !sh.exit {
+		sh.epochSeen = sh.runtime.epoch.Load()
 		work := sh.timers.fire(time.Now())
 		work += sh.takeMessages()
 		work += sh.runResumes()
@@ -60,7 +61,7 @@ func (sh *Shard) wait(timeout time.Duration) int {
 	}
 	if timeout != 0 {
 		sh.sleeping.Store(true)
-		if sh.inboxPending() || sh.runtime.stopRequested.Load() != sh.stopping {
+		if sh.inboxPending() || sh.runtime.epoch.Load() != sh.epochSeen {
 			timeout = 0
 		}
 	}
@@ -90,7 +91,7 @@ func (sh *Shard) spin() int {
 			sh.spinIdle = 0
 			return count
 		}
-		if sh.inboxPending() || sh.runtime.stopRequested.Load() != sh.stopping {
+		if sh.inboxPending() || sh.runtime.epoch.Load() != sh.epochSeen {
 			return 0
 		}
 		if time.Now().After(deadline) {

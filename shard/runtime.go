@@ -53,6 +53,7 @@ type Runtime struct {
 	stopRequested atomic.Bool
 	forced        atomic.Bool
 	drainedCount  atomic.Int32
+	epoch         atomic.Uint64  // bumped by every runtime-wide change a shard must see
 	loops         sync.WaitGroup // running shard loops
 	threads       sync.WaitGroup // shard threads, until their backend is closed
 	done          chan struct{}
@@ -82,12 +83,15 @@ func Start(options Options) (*Runtime, error) {
 		}
 	}
 	rt.makeShards(listener)
+	addShardProcs(len(rt.shards))
 	if err := rt.startThreads(newBackend); err != nil {
+		removeShardProcs(len(rt.shards))
 		closeListener(listener)
 		return nil, err
 	}
 	go func() {
 		rt.threads.Wait()
+		removeShardProcs(len(rt.shards))
 		close(rt.done)
 	}()
 	return rt, nil
@@ -255,8 +259,11 @@ func (rt *Runtime) requestStop() {
 	})
 }
 
-// notifyAll wakes every shard whose backend is still open.
+// notifyAll makes every shard take another turn: it bumps the epoch (a
+// spinning or about-to-sleep shard sees it) and wakes every shard whose
+// backend is still open (a sleeping one).
 func (rt *Runtime) notifyAll() {
+	rt.epoch.Add(1)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for id, sh := range rt.shards {

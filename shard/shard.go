@@ -65,10 +65,11 @@ type Shard struct {
 	accepting bool  // the accept op is armed
 	handoff   []int // accepted fds waiting for room in a peer's queue
 
-	stopping bool
-	drained  bool
-	forced   bool
-	exit     bool
+	epochSeen uint64 // the runtime epoch this turn acted on
+	stopping  bool
+	drained   bool
+	forced    bool
+	exit      bool
 }
 
 // ID returns the shard's index, 0 to the shard count minus one.
