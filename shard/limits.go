@@ -1,5 +1,7 @@
 package shard
 
+import "time"
+
 // Every queue, table, buffer and batch of the shard runtime has a named
 // maximum here; TestLimits asserts how they relate and says why each
 // relationship must hold. Memory is sized from these at startup.
@@ -31,6 +33,10 @@ const (
 
 	// acceptBacklog is the listen(2) backlog of the shared listener.
 	acceptBacklog = 1024
+
+	// acceptRetryDelay is how long the accepting shard waits before
+	// re-arming an accept that failed (EMFILE, ENFILE, ENOBUFS).
+	acceptRetryDelay = 10 * time.Millisecond
 
 	// frameBytesMax is the largest frame a connection accepts, header
 	// included; a larger declared size closes the connection.

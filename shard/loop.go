@@ -144,10 +144,19 @@ func (sh *Shard) onAccept(completion Completion) {
 	}
 	if completion.Errno != 0 {
 		if completion.Errno != unix.ECANCELED {
-			sh.logger.Warn("shard: accept ended", "err", completion.Errno.Error())
+			// EMFILE and friends persist for a while: retry after a pause
+			// instead of spinning on the same error.
+			sh.logger.Warn("shard: accept failed, retrying", "err", completion.Errno.Error(), "after", acceptRetryDelay.String())
 		}
 		if !sh.stopping && !sh.accepting {
-			sh.armAccept()
+			_, err := sh.After(acceptRetryDelay, func(time.Time) {
+				if !sh.stopping && !sh.accepting {
+					sh.armAccept()
+				}
+			})
+			if err != nil {
+				sh.fail(err)
+			}
 		}
 		return
 	}
