@@ -147,29 +147,35 @@ func (b *epollBackend) accept(listener int, state *epollFD, out []Completion) in
 	return count
 }
 
-// read receives once into the arena; when the arena is spent the fd stays
-// readable and is reported again next Wait.
+// read receives into the arena while reads fill their whole buffer (more
+// is likely waiting) and out and the arena have room; what it leaves
+// unread keeps the fd readable, so the next Wait reports it again.
 func (b *epollBackend) read(fd int, state *epollFD, out []Completion) int {
-	if len(b.arena)-b.arenaUse < recvBufferBytes {
-		return 0
-	}
-	buf := b.arena[b.arenaUse : b.arenaUse+recvBufferBytes]
-	n, err := unix.Read(fd, buf)
-	if err == unix.EAGAIN || err == unix.EINTR {
-		return 0
-	}
-	out[0] = Completion{Token: state.recvToken, Result: max(n, 0), More: err == nil && n > 0}
-	if err != nil {
-		out[0].Errno = errnoOf(err)
-	}
-	if out[0].More {
-		out[0].Data = buf[:n]
+	count := 0
+	for count < len(out) && len(b.arena)-b.arenaUse >= recvBufferBytes {
+		buf := b.arena[b.arenaUse : b.arenaUse+recvBufferBytes]
+		n, err := unix.Read(fd, buf)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			return count
+		}
+		completion := &out[count]
+		*completion = Completion{Token: state.recvToken, Result: max(n, 0), More: err == nil && n > 0}
+		count++
+		if err != nil {
+			completion.Errno = errnoOf(err)
+		}
+		if !completion.More {
+			state.receiving = false
+			_ = b.register(fd, state) // the final completion ends the recv either way
+			return count
+		}
+		completion.Data = buf[:n]
 		b.arenaUse += n
-		return 1
+		if n < len(buf) {
+			return count
+		}
 	}
-	state.receiving = false
-	_ = b.register(fd, state) // the final completion ends the recv either way
-	return 1
+	return count
 }
 
 func (b *epollBackend) expireTimeouts(out []Completion, now time.Time) int {
