@@ -17,6 +17,29 @@
 // eventfd (epoll), and only when it announced it sleeps, so a busy shard
 // takes no wake-up syscalls.
 //
+// # Backends
+//
+// Backend is declared here (the consumer declares the interface) and has
+// two implementations with one behaviour, checked by the same test bodies:
+//
+//   - io_uring (uring*.go, on our ring package): one single-issuer ring with
+//     DEFER_TASKRUN per shard, multishot accept, multishot recv into a
+//     provided-buffer ring of recvBufferCount × recvBufferBytes (re-armed
+//     when it runs dry), zero-copy sends of buffers from Shard.Buffer (ring
+//     pools mapped outside the Go heap; other slices bounce through one),
+//     MSG_RING between shards and an eventfd read for other threads;
+//   - epoll (epoll*.go): level-triggered epoll, nonblocking socket
+//     syscalls, synchronous file syscalls completed at the next Wait.
+//
+// Options.Backend "auto" takes io_uring when ring.Available and the probe
+// allow it, else epoll with one log line naming the cause; "io_uring" or
+// "epoll" force one ("io_uring" fails with ErrBackend where it cannot run).
+//
+// A shard sleeps in epoll_wait or io_uring_enter through Syscall6, which
+// leaves its P in the syscall state until sysmon retakes it (20 µs to
+// 10 ms). Start therefore raises GOMAXPROCS by the shard count while the
+// runtime runs, so goroutines outside the shards always find a P.
+//
 // # Accepting: one listener, least-loaded handover
 //
 // Shard 0 owns the only listening socket and hands each accepted fd, over
@@ -30,6 +53,17 @@
 // When a target's queue is full shard 0 holds the fd (connectionsHandoffMax)
 // and retries; beyond that it serves the connection itself. It never drops
 // one.
+//
+// # Use
+//
+//	rt, err := shard.Start(shard.Options{Listen: ":8090", NewHandler: newFront})
+//	...
+//	err = rt.RunUntilSignal(30 * time.Second) // SIGINT/SIGTERM: drain, flush, close
+//
+// A Handler sizes frames (FrameBytes), receives whole frames (OnFrame) and
+// answers each with Conn.Reply, possibly later and after a hop to another
+// shard (Shard.Send; the *Conn travels in Message.Data and is touched only
+// back on its own shard).
 //
 // # Invariants
 //

@@ -32,6 +32,7 @@ type uringBackend struct {
 	eventBuf    ring.Buf
 	eventArmed  bool
 	multishotOK bool // the kernel keeps a recv armed across receives
+	recvRearms  int  // receives re-armed after the kernel ended them (buffer ring dry)
 }
 
 // uringOp is what the backend remembers of an op until its final CQE: the

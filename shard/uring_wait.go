@@ -93,6 +93,7 @@ func (b *uringBackend) translateRecv(cqe ring.CQE, op *uringOp, out *Completion)
 	// caller still wants bytes: re-arm, and report what came as more.
 	rearm := !op.cancelled && (cqe.Res > 0 || out.Errno == unix.ENOBUFS)
 	if rearm {
+		b.recvRearms++
 		b.armRecv(op.fd, cqe.UserData)
 		out.More = true
 		return cqe.Res > 0
