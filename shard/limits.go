@@ -85,6 +85,10 @@ const (
 	// poolClassBytesMin is the smallest pool size class.
 	poolClassBytesMin = 512
 
+	// spinMax bounds Options.Spin: past a millisecond a spin is a busy
+	// loop, not a bridge over a wake-up's latency.
+	spinMax = time.Millisecond
+
 	// spinIdleTurnsMax is how many fruitless spins in a row turn spinning
 	// off until work arrives again.
 	spinIdleTurnsMax = 8

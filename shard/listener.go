@@ -14,18 +14,7 @@ func listenTCP(address string) (int, net.Addr, error) {
 	if err != nil {
 		return -1, nil, fmt.Errorf("shard: listen address %q: %w", address, err)
 	}
-	family, sockaddr := unix.AF_INET6, unix.Sockaddr(nil)
-	if ip4 := resolved.IP.To4(); ip4 != nil || resolved.IP == nil {
-		family = unix.AF_INET
-		inet4 := &unix.SockaddrInet4{Port: resolved.Port}
-		copy(inet4.Addr[:], ip4)
-		sockaddr = inet4
-	} else {
-		inet6 := &unix.SockaddrInet6{Port: resolved.Port}
-		copy(inet6.Addr[:], resolved.IP.To16())
-		sockaddr = inet6
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, sockaddr, err := listenSocket(resolved)
 	if err != nil {
 		return -1, nil, fmt.Errorf("shard: socket: %w", err)
 	}
@@ -39,6 +28,33 @@ func listenTCP(address string) (int, net.Addr, error) {
 		return -1, nil, fmt.Errorf("shard: getsockname: %w", err)
 	}
 	return fd, tcpAddr(bound), nil
+}
+
+// listenSocket makes the listening socket for address: IPv4 for an IPv4
+// address, IPv6 for an IPv6 one, and for an unspecified host (":port") a
+// dual-stack IPv6 socket like Go's net package, or IPv4 where the host has
+// no IPv6.
+func listenSocket(address *net.TCPAddr) (int, unix.Sockaddr, error) {
+	const flags = unix.SOCK_STREAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+	inet4 := &unix.SockaddrInet4{Port: address.Port}
+	if address.IP == nil || address.IP.IsUnspecified() && address.IP.To4() == nil {
+		if fd, err := unix.Socket(unix.AF_INET6, flags, unix.IPPROTO_TCP); err == nil {
+			if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0); err != nil {
+				closeListener(fd)
+				return -1, nil, err
+			}
+			return fd, &unix.SockaddrInet6{Port: address.Port}, nil
+		}
+	} else if ip4 := address.IP.To4(); ip4 != nil {
+		copy(inet4.Addr[:], ip4)
+	} else {
+		inet6 := &unix.SockaddrInet6{Port: address.Port}
+		copy(inet6.Addr[:], address.IP.To16())
+		fd, err := unix.Socket(unix.AF_INET6, flags, unix.IPPROTO_TCP)
+		return fd, inet6, err
+	}
+	fd, err := unix.Socket(unix.AF_INET, flags, unix.IPPROTO_TCP)
+	return fd, inet4, err
 }
 
 func bindAndListen(fd int, sockaddr unix.Sockaddr) error {

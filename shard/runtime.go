@@ -114,8 +114,8 @@ func newRuntime(options Options) (*Runtime, error) {
 	if len(options.CPUs) > shardCountMax {
 		return nil, fmt.Errorf("%w: %d CPUs, at most %d shards", ErrCPUList, len(options.CPUs), shardCountMax)
 	}
-	if options.Spin < 0 {
-		return nil, errors.New("shard: Options.Spin is negative")
+	if options.Spin < 0 || options.Spin > spinMax {
+		return nil, fmt.Errorf("shard: Options.Spin %v outside 0..%v", options.Spin, spinMax)
 	}
 	logger := options.Logger
 	if logger == nil {

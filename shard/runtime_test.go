@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,4 +303,38 @@ func TestCPUList(t *testing.T) {
 	if _, err := Start(Options{CPUs: []int{cpuSetBits + 1}}); !errors.Is(err, ErrCPUList) {
 		t.Errorf("Start accepted an impossible CPU: %v", err)
 	}
+}
+
+// TestListenAddresses: ":0" listens on every address, IPv4 and (where the
+// host has it) IPv6, like Go's net package; a bad address and a bad spin
+// are refused by Start.
+func TestListenAddresses(t *testing.T) {
+	server := startEchoOn(t, ":0")
+	port := server.runtime.Addr().(*net.TCPAddr).Port
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		conn, err := net.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			if host == "::1" {
+				continue // no IPv6 loopback on this host
+			}
+			t.Fatal(err)
+		}
+		roundTrips(t, conn, [][]byte{makeFrame(10, 1)})
+		_ = conn.Close()
+	}
+	if _, err := Start(Options{Listen: "no-such-host.invalid:x", NewHandler: func(*Shard) Handler { return nil }}); err == nil {
+		t.Fatal("Start accepted an unresolvable address")
+	}
+	if _, err := Start(Options{Spin: time.Hour}); err == nil {
+		t.Fatal("Start accepted an hour of spinning")
+	}
+}
+
+func startEchoOn(t *testing.T, address string) *echoServer {
+	server := &echoServer{closes: make(chan error, 16)}
+	rt := startRuntime(t, Options{Backend: BackendEpoll, Listen: address, NewHandler: func(sh *Shard) Handler {
+		return &echoHandler{shard: sh, closes: server.closes}
+	}})
+	server.runtime, server.addr = rt, rt.Addr().String()
+	return server
 }
