@@ -37,7 +37,7 @@ func TestRunUntilSignal(t *testing.T) {
 	if _, err := conn.Write(frame); err != nil {
 		t.Fatal(err)
 	}
-	waitConnections(t, server.runtime, 1)
+	waitFrames(t, server.runtime, 1)
 	// The test's own registration keeps SIGTERM from killing the process;
 	// the signal repeats until RunUntilSignal, registered at some point, sees one.
 	guard := make(chan os.Signal, 16)

@@ -51,12 +51,11 @@ type uringOp struct {
 
 // Internal user_data values: the top byte 0xff is no token kind.
 const (
-	uringInternal     = uint64(0xff) << tokenKindShift
-	uringWakeData     = uringInternal | 1 // MSG_RING posted by a peer
-	uringSentData     = uringInternal | 2 // our own MSG_RING's completion
-	uringCancelData   = uringInternal | 3 // an ASYNC_CANCEL's own completion
-	uringEventFDData  = uringInternal | 4 // the eventfd read
-	uringRecvGroupLen = recvBufferCount
+	uringInternal    = uint64(0xff) << tokenKindShift
+	uringWakeData    = uringInternal | 1 // MSG_RING posted by a peer
+	uringSentData    = uringInternal | 2 // our own MSG_RING's completion
+	uringCancelData  = uringInternal | 3 // an ASYNC_CANCEL's own completion
+	uringEventFDData = uringInternal | 4 // the eventfd read
 )
 
 // uringAvailable reports whether this process can run the io_uring
@@ -80,6 +79,12 @@ func uringAvailable() error {
 }
 
 func newURingBackend() (Backend, error) {
+	return newURingBackendSized(recvBufferCount, recvBufferBytes)
+}
+
+// newURingBackendSized opens the backend with a buffer ring of count
+// buffers of bufferBytes (tests shrink it to make it run dry).
+func newURingBackendSized(count, bufferBytes int) (*uringBackend, error) {
 	r, err := ring.New(ring.Options{})
 	if err != nil {
 		return nil, err
@@ -87,16 +92,16 @@ func newURingBackend() (Backend, error) {
 	b := &uringBackend{ring: r, features: r.Features(), eventFD: -1,
 		ops: make(map[uint64]*uringOp, 256), cqes: make([]ring.CQE, completionsPerTurnMax)}
 	b.multishotOK = b.features.RecvMultishot
-	if err := b.setup(); err != nil {
+	if err := b.setup(count, bufferBytes); err != nil {
 		_ = b.Close() // the setup error is the one to report
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *uringBackend) setup() error {
+func (b *uringBackend) setup(count, bufferBytes int) error {
 	var err error
-	if b.recvRing, err = b.ring.NewBufRing(uringRecvGroupLen, recvBufferBytes); err != nil {
+	if b.recvRing, err = b.ring.NewBufRing(count, bufferBytes); err != nil {
 		return err
 	}
 	// Blocking: io_uring answers a read of a nonblocking fd with EAGAIN.
