@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -281,5 +282,39 @@ func TestManyConnectionsLargeFrames(t *testing.T) {
 			}()
 		}
 		wait.Wait()
+	})
+}
+
+// TestEchoTrickle: frames written a few bytes at a time (seeded random
+// chunk sizes, each write its own segment), so headers and bodies split at
+// every kind of point across receives, come back whole and in order.
+func TestEchoTrickle(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		server := startEcho(t, Options{Backend: backend}, 0)
+		conn := server.dial(t)
+		random := rand.New(rand.NewPCG(testSeed(t), 3))
+		var stream []byte
+		var frames [][]byte
+		for i := range 30 {
+			frame := makeFrame(random.IntN(40), byte(i))
+			frames = append(frames, frame)
+			stream = append(stream, frame...)
+		}
+		go func() {
+			for rest := stream; len(rest) > 0; {
+				chunk := min(len(rest), 1+random.IntN(7))
+				if _, err := conn.Write(rest[:chunk]); err != nil {
+					return // the reader reports the failure
+				}
+				rest = rest[chunk:]
+			}
+		}()
+		buf := make([]byte, 64)
+		for i, frame := range frames {
+			got, err := readFrame(conn, buf)
+			if err != nil || !bytes.Equal(got, frame) {
+				t.Fatalf("frame %d: %v (got %d bytes, want %d)", i, err, len(got), len(frame))
+			}
+		}
 	})
 }
