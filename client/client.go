@@ -143,17 +143,13 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 			lastErr = err
 			continue
 		}
-		return c.liveConnOrErr()
+		current, err := c.liveConn()
+		if current != nil || err != nil {
+			return current, err
+		}
+		lastErr = ErrDisconnected // broke again while logging in: dial once more
 	}
 	return nil, lastErr
-}
-
-func (c *Client) liveConnOrErr() (*conn, error) {
-	current, err := c.liveConn()
-	if current == nil && err == nil {
-		return nil, ErrDisconnected
-	}
-	return current, err
 }
 
 func (c *Client) dialTarget(attempt int) string {
