@@ -2,12 +2,14 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/wire"
 )
@@ -212,5 +214,63 @@ func TestReconnectRestoresSession(t *testing.T) {
 	}
 	if logins.Load() != 2 || client.Session() != 12 || minted.Load() != 2 {
 		t.Fatalf("%d logins, session %d, %d client ids", logins.Load(), client.Session(), minted.Load())
+	}
+}
+
+// TestCancelledCallKeepsConnection: a caller that gives up leaves its
+// request queued; its late reply is dropped and the next call on the same
+// connection still gets its own reply.
+func TestCancelledCallKeepsConnection(t *testing.T) {
+	arrived := make(chan struct{}, 2)
+	var held [][]byte
+	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
+		held = append(held, replyFrame(t, frame, nil))
+		arrived <- struct{}{}
+		if len(held) < 2 {
+			return nil, false
+		}
+		return held, false
+	})
+	client, err := Dial(testContext(t), testOptions(p.address()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithCancel(testContext(t))
+	first := make(chan error, 1)
+	go func() { first <- client.Ping(ctx) }()
+	<-arrived
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled ping: %v", err)
+	}
+	if err := client.Ping(testContext(t)); err != nil || p.connectionCount() != 1 {
+		t.Fatalf("second ping: %v over %d connections", err, p.connectionCount())
+	}
+}
+
+// TestHeartbeat: with HeartbeatInterval set, an idle client pings.
+func TestHeartbeat(t *testing.T) {
+	pings := make(chan struct{}, 8)
+	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
+		select {
+		case pings <- struct{}{}:
+		default:
+		}
+		return [][]byte{replyFrame(t, frame, nil)}, false
+	})
+	options := testOptions(p.address())
+	options.HeartbeatInterval = 10 * time.Millisecond
+	client, err := Dial(testContext(t), options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for range 2 {
+		select {
+		case <-pings:
+		case <-testContext(t).Done():
+			t.Fatal("no heartbeat")
+		}
 	}
 }

@@ -44,6 +44,9 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 			if pending, err = c.prepare(command, body); err != nil {
 				return nil, err
 			}
+		case status == wire.StatusUnauthenticated && c.hasCredentials():
+			current.fail(ErrNotLoggedIn) // the session is gone: the next call reconnects and logs in
+			return done, &Error{Command: command, Status: status}
 		default:
 			return done, &Error{Command: command, Status: status, Evicted: done.reply.Command == wire.CommandEviction}
 		}
@@ -102,8 +105,8 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 		<-pending.done
 		return nil, errTimeout
 	case <-ctx.Done():
-		current.fail(errors.Join(ErrDisconnected, ctx.Err()))
-		<-pending.done
+		// The call stays queued: its reply will still arrive in order and
+		// is dropped, so the other calls on the connection carry on.
 		return nil, ctx.Err()
 	}
 }

@@ -10,6 +10,12 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
+func (c *Client) hasCredentials() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.login != nil
+}
+
 func (c *Client) passwordLogin(username, password string) *wire.LoginRegister {
 	return &wire.LoginRegister{Version: c.version(), Username: username, Password: password}
 }
