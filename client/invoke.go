@@ -61,6 +61,9 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	if operation == wire.OperationReserved {
 		return nil, &Error{Command: command, Status: wire.StatusFeatureUnavailable}
 	}
+	if status := validate(body); status != wire.StatusOK {
+		return nil, &Error{Command: command, Status: status}
+	}
 	if wire.RequestBytes(body) > wire.FrameBytesMax {
 		return nil, &Error{Command: command, Status: wire.StatusTooBigMessagePayload}
 	}

@@ -134,3 +134,24 @@ func TestLimits(t *testing.T) {
 		t.Error("leader wait or redirect budget is empty")
 	}
 }
+
+// TestUnencodableInput: names and identifiers the wire cannot carry are
+// refused before anything is sent.
+func TestUnencodableInput(t *testing.T) {
+	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) { return [][]byte{replyFrame(t, frame, nil)}, false })
+	client, err := Dial(testContext(t), testOptions(p.address()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	long := string(make([]byte, 256))
+	if _, err := client.CreateStream(testContext(t), long, nil); !errors.Is(err, wire.StatusInvalidFormat) {
+		t.Fatalf("long stream name: %v", err)
+	}
+	if _, err := client.GetStream(testContext(t), wire.NamedID("")); !errors.Is(err, wire.StatusInvalidIdentifier) {
+		t.Fatalf("empty identifier: %v", err)
+	}
+	if err := client.DeleteUser(testContext(t), wire.Identifier{Kind: 9}); !errors.Is(err, wire.StatusInvalidIdentifier) {
+		t.Fatalf("unknown identifier kind: %v", err)
+	}
+}
