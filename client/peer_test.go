@@ -33,6 +33,10 @@ func startPeer(t *testing.T, handler func(connection int, frame []byte) ([][]byt
 	if err != nil {
 		t.Fatalf("listen on loopback: %v", err)
 	}
+	return startPeerOn(t, listener, handler)
+}
+
+func startPeerOn(t *testing.T, listener net.Listener, handler func(int, []byte) ([][]byte, bool)) *peer {
 	p := &peer{t: t, listener: listener, handler: handler}
 	p.wait.Add(1)
 	go p.serve()
