@@ -27,6 +27,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 	if err != nil {
 		return nil, err
 	}
+	defer func() { releaseFrame(pending.frame) }()
 	for {
 		done, err := c.exchange(ctx, current, pending)
 		if err != nil {
@@ -41,7 +42,9 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 		case status == wire.StatusTransientNotCommitted && c.sleepRetry(ctx, started):
 			pending = pending.replay() // same frame, same request id (§5.2)
 		case status == wire.StatusTransientNotAccepted && c.sleepRetry(ctx, started):
+			releaseFrame(pending.frame)
 			if pending, err = c.prepare(command, body); err != nil {
+				pending = &call{}
 				return nil, err
 			}
 		case status == wire.StatusUnauthenticated && c.hasCredentials():
@@ -78,7 +81,7 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	case operation.Metadata() || operation == wire.OperationDeleteSegments || operation == wire.OperationLogout:
 		c.counter++
 	}
-	frame := make([]byte, wire.RequestBytes(body))
+	frame := takeFrame(wire.RequestBytes(body))
 	wire.EncodeRequest(frame, header, body)
 	return &call{command: command, request: header.Request, frame: frame}, nil
 }
