@@ -155,6 +155,9 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 		}
 		address := c.dialTarget(attempt)
 		fresh, err := c.open(ctx, address)
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
 		if err != nil {
 			lastErr = err
 			continue
@@ -204,6 +207,11 @@ func (c *Client) open(ctx context.Context, address string) (*conn, error) {
 	}
 	fresh := newConn(netConn, c.options.PipelineDepth)
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		fresh.close()
+		return nil, ErrClosed
+	}
 	previous := c.conn
 	c.conn, c.address = fresh, address
 	c.mintClientIDLocked()
