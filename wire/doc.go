@@ -19,7 +19,8 @@
 // SendMessages and PollMessages decode without allocating.
 //
 // Server side: DecodeRequest (or an Assembler fed by partial reads), then
-// RequestHeader.CommandCode, then RequestSet.Decode (one reusable value per
+// Classify (drop, dispatch, login, logout, status or eviction per §3 and
+// §15), then RequestSet.Decode (one reusable value per
 // body type, no allocation per request); answer
 // with EncodeReply, EncodeStatusReply, EncodeResultReply or an
 // EvictionHeader. Client side: EncodeRequest, then DecodeReply, Reply.Err
