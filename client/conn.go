@@ -120,17 +120,19 @@ func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
 	c.mu.Unlock()
 	<-c.slots
 	head.reply, head.buffer = reply, frame
+	// A failing reply breaks the connection before its caller wakes, so
+	// the caller's next request cannot be queued on the dying connection.
 	if reply.Command == wire.CommandEviction {
 		head.err = &Error{Command: head.command, Status: reply.Eviction.Status(), Evicted: true}
-		close(head.done)
 		c.fail(head.err)
+		close(head.done)
 		return false
 	}
 	if reply.Header.Request != head.request || !head.command.AcceptsReplyOperation(reply.Header.Operation) &&
 		reply.Header.Status == wire.StatusOK {
 		head.err = ErrDesynchronized
-		close(head.done)
 		c.fail(ErrDesynchronized)
+		close(head.done)
 		return false
 	}
 	close(head.done)

@@ -27,6 +27,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 	if err != nil {
 		return nil, err
 	}
+	defer func() { releaseFrame(pending.frame) }()
 	for {
 		done, err := c.exchange(ctx, current, pending)
 		if err != nil {
@@ -41,9 +42,14 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 		case status == wire.StatusTransientNotCommitted && c.sleepRetry(ctx, started):
 			pending = pending.replay() // same frame, same request id (§5.2)
 		case status == wire.StatusTransientNotAccepted && c.sleepRetry(ctx, started):
+			releaseFrame(pending.frame)
 			if pending, err = c.prepare(command, body); err != nil {
+				pending = &call{}
 				return nil, err
 			}
+		case status == wire.StatusUnauthenticated && c.hasCredentials():
+			current.fail(ErrNotLoggedIn) // the session is gone: the next call reconnects and logs in
+			return done, &Error{Command: command, Status: status}
 		default:
 			return done, &Error{Command: command, Status: status, Evicted: done.reply.Command == wire.CommandEviction}
 		}
@@ -57,6 +63,9 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	operation := command.Operation()
 	if operation == wire.OperationReserved {
 		return nil, &Error{Command: command, Status: wire.StatusFeatureUnavailable}
+	}
+	if status := validate(body); status != wire.StatusOK {
+		return nil, &Error{Command: command, Status: status}
 	}
 	if wire.RequestBytes(body) > wire.FrameBytesMax {
 		return nil, &Error{Command: command, Status: wire.StatusTooBigMessagePayload}
@@ -72,7 +81,7 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	case operation.Metadata() || operation == wire.OperationDeleteSegments || operation == wire.OperationLogout:
 		c.counter++
 	}
-	frame := make([]byte, wire.RequestBytes(body))
+	frame := takeFrame(wire.RequestBytes(body))
 	wire.EncodeRequest(frame, header, body)
 	return &call{command: command, request: header.Request, frame: frame}, nil
 }
@@ -102,8 +111,8 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 		<-pending.done
 		return nil, errTimeout
 	case <-ctx.Done():
-		current.fail(errors.Join(ErrDisconnected, ctx.Err()))
-		<-pending.done
+		// The call stays queued: its reply will still arrive in order and
+		// is dropped, so the other calls on the connection carry on.
 		return nil, ctx.Err()
 	}
 }

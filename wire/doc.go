@@ -19,7 +19,9 @@
 // SendMessages and PollMessages decode without allocating.
 //
 // Server side: DecodeRequest (or an Assembler fed by partial reads), then
-// RequestHeader.CommandCode, then decode the body into its type; answer
+// Classify (drop, dispatch, login, logout, status or eviction per §3 and
+// §15), then RequestSet.Decode (one reusable value per
+// body type, no allocation per request); answer
 // with EncodeReply, EncodeStatusReply, EncodeResultReply or an
 // EvictionHeader. Client side: EncodeRequest, then DecodeReply, Reply.Err
 // and the payload type of the command (NewReplyPayload lists them).

@@ -129,6 +129,15 @@ type Consumer struct {
 // EncodedSize returns the consumer's wire size.
 func (c Consumer) EncodedSize() int { return 1 + c.ID.EncodedSize() }
 
+// Key returns the number the reference server keys a consumer's offsets
+// by (§1.3, §8.6): a numeric id itself, a name through XXH32 with seed 0.
+func (c Consumer) Key() uint32 {
+	if c.ID.Kind == IdentifierNumeric {
+		return c.ID.ID
+	}
+	return XXH32(c.ID.Name, 0)
+}
+
 func (e *encoder) consumer(c Consumer) {
 	e.u8(uint8(c.Kind))
 	e.identifier(c.ID)

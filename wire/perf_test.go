@@ -166,3 +166,28 @@ func itoa(value int) string {
 		}
 	}
 }
+
+// TestRequestSetCoversEveryCode: every known code except the legacy logins
+// has a member, decoding into it allocates nothing for the hot commands,
+// and each golden body decodes into the set as into a fresh value.
+func TestRequestSetCoversEveryCode(t *testing.T) {
+	var set RequestSet
+	for _, code := range Codes() {
+		_, ok, _ := set.Decode(code, nil)
+		legacy := code == CodeLoginUser || code == CodeLoginWithPersonalAccessToken
+		if ok == legacy {
+			t.Errorf("%s: member %v", code, ok)
+		}
+	}
+	send := expectedSendMessages(t)
+	body := make([]byte, send.EncodedSize())
+	send.Encode(body)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, err := set.Decode(CodeSendMessages, body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("RequestSet.Decode(SendMessages) allocates %.1f", allocs)
+	}
+}
