@@ -1,0 +1,189 @@
+package vsr
+
+import "github.com/whippetio/whippet/internal/invariant"
+
+// recoveryState is the VR Revisited recovery protocol (§4.3) of a replica
+// whose journal came back damaged: it may have lost prepares it had
+// acknowledged, so it must not vote until it has learned the current log.
+type recoveryState struct {
+	nonce           uint64
+	from            uint32
+	viewMax         uint32
+	primaryView     uint32
+	primaryOp       uint64
+	primaryChecksum uint32
+	primaryCommit   uint64
+	havePrimary     bool
+	adopted         bool
+	progress        uint64 // chainLow at the last recovery timeout
+}
+
+// Open returns a replica restarted from its durable state: the hard state
+// last persisted and the raw bytes of every journal slot (nil or zeros for a
+// slot never written). Slots that fail their checksums, torn writes or
+// corrupted sectors, put the replica into recovery: it may have lost
+// prepares it acknowledged, so it learns the log from a quorum before it
+// votes again. An intact journal lets it rejoin at once in its durable view.
+func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	if len(slots) > cfg.JournalSlotCount || hs.LogView > hs.View {
+		return nil, ErrConfig
+	}
+	r := newReplica(cfg)
+	r.view, r.logView, r.voteView = hs.View, hs.LogView, hs.VoteView
+	r.commitMin, r.commitChecksum, r.commitMax = hs.Commit, hs.CommitChecksum, hs.Commit
+	r.clients.reset(hs.Clients)
+	damaged := r.loadJournal(slots)
+	r.op, r.opChecksum = r.commitMin, r.commitChecksum
+	for {
+		s := r.journal.entry(r.op + 1)
+		if s == nil || s.parent != r.opChecksum {
+			break
+		}
+		r.op, r.opChecksum = r.op+1, s.checksum
+	}
+	r.chainLow = r.commitMin + 1
+	switch {
+	case damaged:
+		r.startRecovery()
+	case r.count == 1 || (r.view == r.logView && r.IsPrimary()):
+		r.dvcDecided = true
+		r.status = StatusViewChange
+		r.becomePrimary()
+	case r.view == r.logView:
+		r.becomeBackup()
+	default:
+		r.status = StatusViewChange
+		r.startViewChange(r.view)
+		r.requestStartView(r.view)
+	}
+	r.ready.Messages = r.ready.Messages[:0]
+	return r, nil
+}
+
+// loadJournal validates and loads slots and reports whether any was damaged.
+func (r *Replica) loadJournal(slots [][]byte) bool {
+	damaged := false
+	var h Header
+	for i, raw := range slots {
+		if empty(raw) {
+			continue
+		}
+		err := DecodeMessage(raw, &h)
+		if err != nil || h.Command != CommandPrepare || h.Cluster != r.cfg.Cluster ||
+			h.Group != r.cfg.Group || r.journal.index(h.Op) != i || h.Op == 0 {
+			damaged = true
+			r.damagedSlots = append(r.damagedSlots, i)
+			continue
+		}
+		r.journal.put(&h, raw)
+	}
+	return damaged
+}
+
+func empty(raw []byte) bool {
+	for _, b := range raw[:min(len(raw), headerBytes)] {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Replica) startRecovery() {
+	r.status = StatusRecovering
+	r.recovery = recoveryState{nonce: r.prng.Uint64() | 1}
+	r.stopAll()
+	r.start(timeoutRecovery)
+	if r.count == 1 {
+		return
+	}
+	recovery := r.header(CommandRecovery)
+	recovery.Nonce = r.recovery.nonce
+	r.broadcast(&recovery)
+}
+
+// onRecovery answers a recovering peer; the primary adds its log head.
+func (r *Replica) onRecovery(h *Header) {
+	if r.status != StatusNormal || h.Replica == r.replica {
+		return
+	}
+	response := r.header(CommandRecoveryResponse)
+	response.Nonce = h.Nonce
+	if r.IsPrimary() {
+		response.Op = r.op
+		response.Context = r.opChecksum
+		response.Commit = r.commitMax
+	}
+	r.sendHeader(h.Replica, 0, &response)
+}
+
+// onRecoveryResponse collects answers to this round's nonce. With answers
+// from enough replicas that any view-change quorum includes one of them,
+// and the head from the primary of the highest view among them, the
+// replica adopts that view and head and repairs its journal up to it.
+func (r *Replica) onRecoveryResponse(h *Header) {
+	rec := &r.recovery
+	if r.status != StatusRecovering || h.Nonce != rec.nonce || rec.adopted {
+		return
+	}
+	rec.from |= 1 << h.Replica
+	rec.viewMax = max(rec.viewMax, h.View)
+	if h.Replica == r.primaryIndex(h.View) && (!rec.havePrimary || h.View >= rec.primaryView) {
+		rec.havePrimary = true
+		rec.primaryView = h.View
+		rec.primaryOp = h.Op
+		rec.primaryChecksum = h.Context
+		rec.primaryCommit = h.Commit
+	}
+	need := int(r.count) - r.quorum + 1
+	if countBits(rec.from) < need || !rec.havePrimary || rec.primaryView != rec.viewMax {
+		return
+	}
+	// A view this replica only started (StartViewChange) promised nothing,
+	// and may never have happened; one it voted in, or had a complete log
+	// in, it must not go below.
+	if rec.primaryView < r.voteView || rec.primaryView < r.logView {
+		return
+	}
+	rec.adopted = true
+	r.view = rec.primaryView
+	r.hardChanged = true
+	r.commitMax = max(r.commitMax, rec.primaryCommit)
+	r.repairPeer = int(r.primaryIndex(r.view))
+	r.setHead(rec.primaryOp, rec.primaryChecksum)
+	rec.progress = r.chainLow
+	r.repair()
+}
+
+// finishRecovery runs once the adopted log is complete: the replica is a
+// backup again and may vote.
+func (r *Replica) finishRecovery() {
+	invariant.Assert(r.complete(), "recovery ends on a complete log")
+	invariant.Assert(!r.IsPrimary(), "a recovering replica learned the head from another primary")
+	r.becomeBackup()
+	r.logView = r.view
+	r.hardChanged = true
+	r.commitTo(r.commitMax)
+	r.sendPrepareOK()
+	// The damage is repaired: erase what repair did not overwrite, so a
+	// later restart does not take this old damage for a new loss.
+	for _, index := range r.damagedSlots {
+		if !r.journal.slots[index].present {
+			r.ready.Writes = append(r.ready.Writes, Write{Slot: index})
+		}
+	}
+	r.damagedSlots = r.damagedSlots[:0]
+}
+
+func (r *Replica) onRecoveryTimeout() {
+	invariant.Assert(r.status == StatusRecovering, "only a recovering replica retries recovery")
+	rec := &r.recovery
+	if rec.adopted && r.chainLow < rec.progress {
+		rec.progress = r.chainLow
+		return
+	}
+	r.startRecovery()
+}
