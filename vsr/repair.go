@@ -107,6 +107,12 @@ func (r *Replica) onRepairTimeout() {
 // wants, or any op inside the gap whose slot is free (verified later when the
 // chain reaches it).
 func (r *Replica) onRepairPrepare(h *Header, message []byte) {
+	if h.Op >= r.chainLow && h.Op <= r.op && r.journal.entry(h.Op).checksum == h.Checksum {
+		// A primary retransmits prepares of earlier views after a view
+		// change: it lost this backup's acknowledgement, so send it again.
+		r.ackedOp = 0
+		return
+	}
 	if h.Op <= r.commitMin || h.Op >= r.chainLow || h.Op > r.op {
 		return
 	}

@@ -20,6 +20,7 @@ type client struct {
 	startAt  uint64
 	retries  int
 	requests int // how many this client makes in all
+	nextAt   uint64
 	message  []byte
 }
 
@@ -40,7 +41,7 @@ func (c *Cluster) tickClients() {
 	for i := range c.clients {
 		cl := &c.clients[i]
 		switch {
-		case !cl.waiting && cl.acked < cl.requests && c.now >= cl.startAt:
+		case !cl.waiting && cl.acked < cl.requests && c.now >= cl.startAt && c.now >= cl.nextAt:
 			cl.request++
 			cl.body = cl.body[:0]
 			for range 8 + c.workload.IntN(24) {
@@ -85,6 +86,9 @@ func (c *Cluster) onReply(message []byte) {
 	}
 	cl.waiting = false
 	cl.acked++
+	if c.opts.ThinkTicksMax > 0 && !c.healed {
+		cl.nextAt = c.now + uint64(c.workload.IntN(c.opts.ThinkTicksMax))
+	}
 	c.replies++
 	c.hashAdd(uint64(h.Client), h.Request, h.Op)
 }

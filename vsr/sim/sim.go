@@ -20,6 +20,7 @@ type Options struct {
 	PipelineLen       int
 	ClientsMax        int
 	ClientRetryTicks  uint64
+	ThinkTicksMax     int // a client waits up to this long between requests
 	Timeouts          vsr.Timeouts
 	Network           NetworkOptions
 
@@ -48,8 +49,9 @@ func OptionsFromSeed(seed uint64) Options {
 		Groups:            1 + prng.IntN(3),
 		Clients:           1 + prng.IntN(6),
 		RequestsPerClient: 10 + prng.IntN(30),
-		JournalSlots:      []int{64, 128, 1024}[prng.IntN(3)],
-		PipelineLen:       []int{4, 8, 32}[prng.IntN(3)],
+		JournalSlots:      []int{16, 32, 64, 1024}[prng.IntN(4)],
+		PipelineLen:       []int{2, 4, 8, 32}[prng.IntN(4)],
+		ThinkTicksMax:     []int{0, 20, 100}[prng.IntN(3)],
 		ClientsMax:        64,
 		ClientRetryTicks:  uint64(40 + prng.IntN(80)),
 		Network: NetworkOptions{
@@ -60,7 +62,7 @@ func OptionsFromSeed(seed uint64) Options {
 		FaultTicks:           uint64(1000 + prng.IntN(3000)),
 		HealTicksMax:         6000,
 		CrashProbability:     []float64{0, 0.0005, 0.002}[prng.IntN(3)],
-		TornProbability:      []float64{0, 0.3, 0.8}[prng.IntN(3)],
+		TornProbability:      []float64{0, 0.3, 1}[prng.IntN(3)],
 		CorruptProbability:   []float64{0, 0.2, 0.5}[prng.IntN(3)],
 		RestartProbability:   0.01,
 		PartitionProbability: []float64{0, 0.0005, 0.002}[prng.IntN(3)],
@@ -128,6 +130,9 @@ type Cluster struct {
 	hash     uint64
 	failure  string
 	healed   bool
+
+	// Trace, when set, sees every packet delivered (to is -1 for a client).
+	Trace func(now uint64, to int, message []byte)
 
 	crashes, restarts, tornWrites, corruptions, partitions, stateTransfers int
 	replies                                                                int
@@ -198,6 +203,9 @@ func (c *Cluster) Tick() {
 }
 
 func (c *Cluster) deliver(p packet) {
+	if c.Trace != nil {
+		c.Trace(c.now, p.to, p.message)
+	}
 	if p.to < 0 {
 		c.onReply(p.message)
 		return
@@ -227,7 +235,7 @@ func (c *Cluster) tearNow(nodeIndex int) bool {
 	if c.healed || c.opts.TornProbability == 0 || c.opts.CrashProbability == 0 {
 		return false
 	}
-	if c.faults.Float64() >= c.opts.CrashProbability*c.opts.TornProbability {
+	if c.faults.Float64() >= c.opts.CrashProbability*c.opts.TornProbability*4 {
 		return false
 	}
 	return c.damageAllowed()
