@@ -281,6 +281,7 @@ func (r *Replica) onNormalTimeout() {
 func (r *Replica) becomePrimary() {
 	invariant.Assert(r.complete(), "a primary starts on a complete log")
 	r.status = StatusNormal
+	r.attempts = 0
 	r.logView = r.view
 	r.hardChanged = true
 	r.dvcDecided = false
@@ -305,6 +306,7 @@ func (r *Replica) becomePrimary() {
 // becomeBackup enters normal status as a backup of view.
 func (r *Replica) becomeBackup() {
 	r.status = StatusNormal
+	r.attempts = 0
 	r.dvcDecided = false
 	r.ackedOp = 0
 	r.stopAll()

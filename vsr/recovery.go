@@ -93,6 +93,11 @@ func empty(raw []byte) bool {
 }
 
 func (r *Replica) startRecovery() {
+	if r.status == StatusRecovering {
+		r.attempts++
+	} else {
+		r.attempts = 0
+	}
 	r.status = StatusRecovering
 	r.recovery = recoveryState{nonce: r.prng.Uint64() | 1}
 	r.stopAll()
@@ -183,6 +188,16 @@ func (r *Replica) onRecoveryTimeout() {
 	rec := &r.recovery
 	if rec.adopted && r.chainLow < rec.progress {
 		rec.progress = r.chainLow
+		return
+	}
+	if !rec.adopted {
+		// Answers to earlier rounds carry the same nonce and still count:
+		// a slow network must not starve recovery.
+		r.attempts++
+		r.start(timeoutRecovery)
+		recovery := r.header(CommandRecovery)
+		recovery.Nonce = rec.nonce
+		r.broadcast(&recovery)
 		return
 	}
 	r.startRecovery()

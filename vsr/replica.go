@@ -152,6 +152,7 @@ type Replica struct {
 	dvcSent    bool
 	dvcDecided bool
 	repairPeer int
+	attempts   uint32 // view changes or recovery rounds since the last normal status
 	recovery   recoveryState
 	// damagedSlots are journal slots Open found torn or corrupt.
 	damagedSlots []int

@@ -1,7 +1,10 @@
 package vsr
 
 // Timeouts are counted in ticks; the caller decides how long a tick is
-// (10 ms in the server). Zero fields take the defaults below.
+// (10 ms in the server). Zero fields take the defaults below. NormalTicks
+// must exceed CommitTicks plus the slowest expected delivery, or backups
+// start view changes against a live primary. View-change and recovery
+// timeouts back off exponentially while attempts fail.
 type Timeouts struct {
 	PrepareTicks          uint32 // primary resends unacknowledged prepares
 	CommitTicks           uint32 // primary heartbeat carrying the commit point
@@ -31,6 +34,10 @@ func (t *Timeouts) normalize() {
 	fill(&t.RecoveryTicks, defaults.RecoveryTicks)
 	fill(&t.JitterTicks, defaults.JitterTicks)
 }
+
+// backoffShiftMax caps the exponential backoff of view-change and recovery
+// timeouts at 32 times their base.
+const backoffShiftMax = 5
 
 type timeoutID uint8
 
@@ -76,6 +83,12 @@ func (r *Replica) timeoutBase(id timeoutID) (base uint32, jitter bool) {
 func (r *Replica) start(id timeoutID) {
 	base, jitter := r.timeoutBase(id)
 	after := base
+	switch id {
+	case timeoutViewChange, timeoutRecovery:
+		// Back off while attempts keep failing, so a view change or a
+		// recovery outlasts a network slower than its timeout.
+		after = base << min(r.attempts, backoffShiftMax)
+	}
 	if jitter {
 		after += uint32(r.prng.IntN(int(r.cfg.Timeouts.JitterTicks) + 1))
 	}

@@ -8,6 +8,11 @@ import "github.com/whippetio/whippet/internal/invariant"
 func (r *Replica) startViewChange(view uint32) {
 	invariant.Assert(view > r.view || r.status != StatusNormal, "a view change moves forward")
 	invariant.Assert(r.status != StatusRecovering, "a recovering replica does not vote")
+	if r.status == StatusViewChange {
+		r.attempts++
+	} else {
+		r.attempts = 0
+	}
 	r.view = view
 	r.status = StatusViewChange
 	r.hardChanged = true

@@ -38,7 +38,8 @@ func (c *Cluster) randomPartition() {
 		clear(sides)
 		sides[c.faults.IntN(c.opts.Replicas)] = 1
 	}
-	c.Partition(sides)
+	c.net.partition(sides, c.faults.Float64() < c.opts.Network.OneWayProbability)
+	c.partitions++
 }
 
 // Crash stops a node now; its storage keeps what it persisted.
@@ -73,7 +74,7 @@ func (c *Cluster) CrashTorn(nodeIndex int) {
 
 // Partition splits the network: nodes talk only to nodes of the same side.
 func (c *Cluster) Partition(sides []int) {
-	c.net.partition(sides)
+	c.net.partition(sides, false)
 	c.partitions++
 }
 

@@ -22,6 +22,9 @@ type NetworkOptions struct {
 	DropProbability      float64
 	DuplicateProbability float64
 	DelayTicksMax        int // each packet takes 1..DelayTicksMax ticks, which reorders them
+	// OneWayProbability is the chance a partition blocks only the links
+	// from the second side to the first, not both directions.
+	OneWayProbability float64
 }
 
 type network struct {
@@ -32,6 +35,7 @@ type network struct {
 	inFlight  []packet
 	due       []packet
 	side      []int // partition side per node; nodes talk only within a side
+	oneWay    bool  // side 0 still reaches side 1
 	dropped   int
 	duplicate int
 	sent      int
@@ -69,6 +73,9 @@ func (n *network) connected(from, to int) bool {
 	if from < 0 || to < 0 {
 		return true
 	}
+	if n.oneWay && n.side[from] == 0 {
+		return true
+	}
 	return n.side[from] == n.side[to]
 }
 
@@ -95,9 +102,15 @@ func (n *network) takeDue() []packet {
 	return n.due
 }
 
-func (n *network) partition(sides []int) { copy(n.side, sides) }
+func (n *network) partition(sides []int, oneWay bool) {
+	copy(n.side, sides)
+	n.oneWay = oneWay
+}
 
-func (n *network) heal() { clear(n.side) }
+func (n *network) heal() {
+	clear(n.side)
+	n.oneWay = false
+}
 
 func (n *network) partitioned() bool {
 	for _, s := range n.side {

@@ -57,7 +57,15 @@ func OptionsFromSeed(seed uint64) Options {
 		Network: NetworkOptions{
 			DropProbability:      []float64{0, 0.01, 0.05, 0.2}[prng.IntN(4)],
 			DuplicateProbability: []float64{0, 0.01, 0.05}[prng.IntN(3)],
-			DelayTicksMax:        1 + prng.IntN(8),
+			DelayTicksMax:        []int{1, 4, 8, 40}[prng.IntN(4)],
+			OneWayProbability:    []float64{0, 0.3}[prng.IntN(2)],
+		},
+		Timeouts: vsr.Timeouts{
+			PrepareTicks:    []uint32{5, 20}[prng.IntN(2)],
+			CommitTicks:     []uint32{5, 20}[prng.IntN(2)],
+			NormalTicks:     []uint32{40, 120}[prng.IntN(2)],
+			ViewChangeTicks: []uint32{40, 120}[prng.IntN(2)],
+			JitterTicks:     []uint32{1, 60}[prng.IntN(2)],
 		},
 		FaultTicks:           uint64(1000 + prng.IntN(3000)),
 		HealTicksMax:         6000,
@@ -68,6 +76,10 @@ func OptionsFromSeed(seed uint64) Options {
 		PartitionProbability: []float64{0, 0.0005, 0.002}[prng.IntN(3)],
 		HealProbability:      0.005,
 	}
+	// A backup must not give up on a primary whose heartbeat is merely
+	// slow: the normal timeout covers a heartbeat interval and a delivery.
+	slowest := 2*opts.Timeouts.CommitTicks + 2*uint32(opts.Network.DelayTicksMax)
+	opts.Timeouts.NormalTicks = max(opts.Timeouts.NormalTicks, slowest)
 	if opts.JournalSlots < 2*opts.PipelineLen {
 		opts.JournalSlots = 2 * opts.PipelineLen
 	}
