@@ -284,3 +284,15 @@ func (c *Cluster) Result() Result {
 	}
 	return res
 }
+
+// Replica returns the replica of group on node, or nil while the node is
+// down. Tests read it; they must not step it.
+func (c *Cluster) Replica(nodeIndex, group int) *vsr.Replica {
+	if !c.nodes[nodeIndex].up {
+		return nil
+	}
+	return c.nodes[nodeIndex].hosts[group].replica
+}
+
+// Committed returns how many ops of group committed so far.
+func (c *Cluster) Committed(group int) uint64 { return uint64(len(c.oracles[group].ops)) }

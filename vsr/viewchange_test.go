@@ -1,0 +1,56 @@
+package vsr
+
+import "testing"
+
+func (c *testCluster) craft(h Header) []byte {
+	h.Cluster = 9
+	h.Group = c.replicas[0].cfg.Group
+	return encodeMessage(make([]byte, headerBytes), &h, nil)
+}
+
+// TestDoViewChangePrefersLogViewOverLength checks the VR rule: the new
+// primary takes the log of the highest log view, even when a log of an
+// older view is longer (its extra ops were never committed in the newer
+// view). Reference: VR Revisited §4.2, step 3.
+func TestDoViewChangePrefersLogViewOverLength(t *testing.T) {
+	c := newTestCluster(t, 3, 0)
+	for i := uint64(1); i <= 3; i++ {
+		c.request(0, 5, i, "x")
+	}
+	r := c.replicas[1] // primary of view 4 (4 mod 3)
+	if r.Op() != 3 || r.LogView() != 0 {
+		t.Fatalf("setup: %s", r.Summary())
+	}
+	sum2 := r.Checksum(2)
+	c.step(1, c.craft(Header{Command: CommandStartViewChange, View: 4, Replica: 0}))
+	if r.Status() != StatusViewChange || r.View() != 4 {
+		t.Fatalf("not in view change 4: %s", r.Summary())
+	}
+	c.step(1, c.craft(Header{Command: CommandDoViewChange, View: 4, Replica: 2,
+		LogView: 3, Op: 2, Context: sum2, Commit: 2}))
+	if r.Status() != StatusNormal || !r.IsPrimary() {
+		t.Fatalf("did not start view 4: %s", r.Summary())
+	}
+	if r.Op() != 2 {
+		t.Fatalf("op = %d: the longer log of an older view won over log view 3", r.Op())
+	}
+	if r.Checksum(3) != 0 {
+		t.Fatal("op 3 of the discarded suffix is still in the journal")
+	}
+}
+
+// TestNoVoteWhileRecovering checks that a recovering replica neither
+// starts nor joins a view change.
+func TestNoVoteWhileRecovering(t *testing.T) {
+	c := newTestCluster(t, 3, 0)
+	c.request(0, 5, 1, "x")
+	c.slots[2][1][headerBytes] ^= 1
+	r, err := Open(testConfig(3, 2, 0), c.hard[2], c.slots[2])
+	if err != nil || r.Status() != StatusRecovering {
+		t.Fatalf("open: %v %s", err, r.Summary())
+	}
+	ready, _ := r.Step(c.craft(Header{Command: CommandStartViewChange, View: 1, Replica: 1}))
+	if r.Status() != StatusRecovering || len(ready.Messages) != 0 {
+		t.Fatalf("recovering replica reacted to a view change: %s, %d messages", r.Summary(), len(ready.Messages))
+	}
+}
