@@ -45,6 +45,16 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 		r.op, r.opChecksum = r.op+1, s.checksum
 	}
 	r.chainLow = r.commitMin + 1
+	// Entries past a gap above the head are left from a log this replica
+	// had moved away from; they must never link into a prefix it names in a
+	// DoViewChange, so they are erased, durably, with the first batch.
+	for i := range r.journal.slots {
+		s := &r.journal.slots[i]
+		if s.present && s.op > r.op {
+			r.journal.erase(s.op)
+			r.pendingWrites = append(r.pendingWrites, Write{Slot: i, Op: s.op})
+		}
+	}
 	switch {
 	case damaged:
 		r.startRecovery()

@@ -104,8 +104,8 @@ func (r *Replica) onRepairTimeout() {
 }
 
 // onRepairPrepare accepts a prepare that answers a repair: the one the chain
-// wants, or any op inside the gap whose slot is free (verified later when the
-// chain reaches it).
+// wants (peers answer newest first, so in-order delivery fills a gap in one
+// round).
 func (r *Replica) onRepairPrepare(h *Header, message []byte) {
 	if h.Op >= r.chainLow && h.Op <= r.op && r.journal.entry(h.Op).checksum == h.Checksum {
 		// A primary retransmits prepares of earlier views after a view
@@ -119,15 +119,14 @@ func (r *Replica) onRepairPrepare(h *Header, message []byte) {
 	if h.Op-r.commitMin >= uint64(len(r.journal.slots)) || r.op-r.commitMin >= uint64(len(r.journal.slots)) {
 		return
 	}
+	// Only the op the chain wants is taken. An unverified prepare could come
+	// from a stale primary of an older view, and the linked prefix this
+	// replica names in DoViewChange must hold no such entry.
 	op, sum := r.wanted()
 	if h.Op == op && h.Checksum == sum {
 		r.writeSlot(r.journal.put(h, message))
 		r.chainLow = op
 		r.extendChain()
-		return
-	}
-	if r.journal.entry(h.Op) == nil {
-		r.writeSlot(r.journal.put(h, message))
 	}
 }
 

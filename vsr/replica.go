@@ -156,8 +156,11 @@ type Replica struct {
 	recovery   recoveryState
 	// damagedSlots are journal slots Open found torn or corrupt.
 	damagedSlots []int
-	timeouts     [timeoutCount]timeout
-	hardChanged  bool
+	// pendingWrites are erasures Open decided on, persisted with the first
+	// batch before anything is sent.
+	pendingWrites []Write
+	timeouts      [timeoutCount]timeout
+	hardChanged   bool
 
 	appliedOp uint64 // commitMin as of the start of this Step or Tick
 	ready     Ready
@@ -284,7 +287,8 @@ func (r *Replica) Tick() *Ready {
 }
 
 func (r *Replica) begin() {
-	r.ready.Writes = r.ready.Writes[:0]
+	r.ready.Writes = append(r.ready.Writes[:0], r.pendingWrites...)
+	r.pendingWrites = r.pendingWrites[:0]
 	r.ready.Messages = r.ready.Messages[:0]
 	r.ready.Committed = r.ready.Committed[:0]
 	r.ready.Snapshot = nil

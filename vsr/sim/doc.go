@@ -22,8 +22,9 @@
 //  6. At most one replica acts as primary of a view of a group.
 //  7. A running replica's commit point never moves back, and a restarted one
 //     starts at least at its durable commit point.
-//  8. Liveness: once faults heal, every client request commits and every
-//     replica catches up within HealTicksMax ticks.
+//  8. Liveness: once faults heal, every client request then pending commits
+//     and every replica catches up within HealTicksMax ticks (10,000 for
+//     seeded runs: enough for a view change whose timeout backed off).
 //
 // A failing run reports the seed and the command that replays it.
 package sim

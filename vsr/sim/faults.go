@@ -90,6 +90,19 @@ func (c *Cluster) Heal() {
 			c.Restart(i, false)
 		}
 	}
+	// The liveness bound is about requests pending when faults heal; the
+	// clients issue no new ones after them.
+	for i := range c.clients {
+		cl := &c.clients[i]
+		cl.requests = min(cl.requests, cl.acked+boolInt(cl.waiting))
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // updateDamage clears a node's damage mark once all its replicas recovered.

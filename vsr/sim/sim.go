@@ -68,7 +68,7 @@ func OptionsFromSeed(seed uint64) Options {
 			JitterTicks:     []uint32{1, 60}[prng.IntN(2)],
 		},
 		FaultTicks:           uint64(1000 + prng.IntN(3000)),
-		HealTicksMax:         6000,
+		HealTicksMax:         10000,
 		CrashProbability:     []float64{0, 0.0005, 0.002}[prng.IntN(3)],
 		TornProbability:      []float64{0, 0.3, 1}[prng.IntN(3)],
 		CorruptProbability:   []float64{0, 0.2, 0.5}[prng.IntN(3)],
