@@ -28,10 +28,21 @@ func main() {
 	}
 }
 
+// run turns a panic inside the simulated replicas (a broken assertion) into
+// a failure that names the seed, so a search over many seeds reports it.
+func run(opts sim.Options) (res sim.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = sim.Result{Seed: opts.Seed, Failure: fmt.Sprintf("panic: %v", p)}
+		}
+	}()
+	return sim.Run(opts)
+}
+
 func replay(seed uint64) int {
 	opts := sim.OptionsFromSeed(seed)
 	fmt.Printf("options: %+v\n", opts)
-	res := sim.Run(opts)
+	res := run(opts)
 	printResult(res)
 	if res.Failure != "" {
 		fmt.Printf("FAIL: %s\n", res.Failure)
@@ -52,7 +63,7 @@ func runMany(first, count uint64, verbose bool) int {
 	var total sim.Result
 	failed := 0
 	for seed := first; seed < first+count; seed++ {
-		res := sim.Run(sim.OptionsFromSeed(seed))
+		res := run(sim.OptionsFromSeed(seed))
 		if verbose {
 			printResult(res)
 		}

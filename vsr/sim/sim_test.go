@@ -7,7 +7,7 @@ import (
 
 var (
 	seedFlag  = flag.Uint64("seed", 0, "replay one simulator seed")
-	seedCount = flag.Int("seeds", 0, "how many seeds TestSeeds runs (0: 200, or 20 in -short)")
+	seedCount = flag.Int("seeds", 0, "how many seeds TestSeeds runs (0: 200 in -short, else 1000)")
 )
 
 // TestSeeds runs consecutive seeds through Run and fails with the replay
@@ -19,7 +19,10 @@ func TestSeeds(t *testing.T) {
 	}
 	count := *seedCount
 	if count == 0 {
-		count = 200
+		count = 1000
+		if testing.Short() {
+			count = 200
+		}
 	}
 	for seed := uint64(1); seed <= uint64(count); seed++ {
 		if !runSeed(t, seed) {
@@ -30,6 +33,11 @@ func TestSeeds(t *testing.T) {
 
 func runSeed(t *testing.T, seed uint64) bool {
 	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("seed %d panicked: %v\nreplay: %s", seed, p, Replay(seed))
+		}
+	}()
 	res := Run(OptionsFromSeed(seed))
 	if res.Failure != "" {
 		t.Errorf("seed %d: %s\n%+v\nreplay: %s", seed, res.Failure, OptionsFromSeed(seed), Replay(seed))
