@@ -159,6 +159,11 @@ func DecodeHardState(src []byte) (HardState, error) {
 }
 
 func (r *Replica) hardState() HardState {
+	if r.commitUnknown {
+		hs := r.durable
+		hs.View, hs.LogView, hs.VoteView = r.view, r.logView, r.voteView
+		return hs
+	}
 	return HardState{View: r.view, LogView: r.logView, VoteView: r.voteView, Commit: r.commitMin,
 		CommitChecksum: r.commitChecksum, Clients: r.clients.rows}
 }

@@ -1,6 +1,11 @@
 package vsr
 
-import "github.com/whippetio/whippet/internal/invariant"
+import (
+	"errors"
+	"slices"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
 
 // recoveryState is the VR Revisited recovery protocol (§4.3) of a replica
 // whose journal came back damaged: it may have lost prepares it had
@@ -28,21 +33,35 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	if len(slots) > cfg.JournalSlotCount || hs.LogView > hs.View {
+	if len(slots) > cfg.JournalSlotCount || hs.LogView > hs.View || cfg.AppliedOp > hs.Commit {
 		return nil, ErrConfig
 	}
 	r := newReplica(cfg)
 	r.view, r.logView, r.voteView = hs.View, hs.LogView, hs.VoteView
-	r.commitMin, r.commitChecksum, r.commitMax = hs.Commit, hs.CommitChecksum, hs.Commit
 	r.clients.reset(hs.Clients)
 	damaged := r.loadJournal(slots)
+	applied, err := r.appliedChecksum(hs, cfg.AppliedOp)
+	if err != nil {
+		// The application lost more than the journal can replay (say, a
+		// snapshot it never installed): recover, and repair or transfer
+		// state up from the application's op.
+		damaged = true
+		r.commitUnknown = true
+		r.durable = hs
+		r.durable.Clients = slices.Clone(hs.Clients)
+	}
+	r.commitMin, r.commitChecksum, r.commitMax = cfg.AppliedOp, applied, hs.Commit
+	r.appliedOp = cfg.AppliedOp
 	r.op, r.opChecksum = r.commitMin, r.commitChecksum
-	for {
+	for !r.commitUnknown {
 		s := r.journal.entry(r.op + 1)
 		if s == nil || s.parent != r.opChecksum {
 			break
 		}
 		r.op, r.opChecksum = r.op+1, s.checksum
+	}
+	if !r.commitUnknown {
+		invariant.Assert(r.op >= r.commitMax, "the journal holds the ops replayed to the application")
 	}
 	r.chainLow = r.commitMin + 1
 	// Entries past a gap above the head are left from a log this replica
@@ -52,9 +71,17 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 		s := &r.journal.slots[i]
 		if s.present && s.op > r.op {
 			r.journal.erase(s.op)
-			r.pendingWrites = append(r.pendingWrites, Write{Slot: i, Op: s.op})
+			r.ready.Writes = append(r.ready.Writes, Write{Slot: i, Op: s.op})
 		}
 	}
+	r.openStatus(damaged)
+	// What Open decided (erasures, replayed commits, messages) becomes the
+	// first batch, returned by the first Step or Tick.
+	r.carry = true
+	return r, nil
+}
+
+func (r *Replica) openStatus(damaged bool) {
 	switch {
 	case damaged:
 		r.startRecovery()
@@ -69,8 +96,23 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 		r.startViewChange(r.view)
 		r.requestStartView(r.view)
 	}
-	r.ready.Messages = r.ready.Messages[:0]
-	return r, nil
+}
+
+var errNoReplay = errors.New("vsr: journal lacks committed ops the application has not applied")
+
+// appliedChecksum walks the journal down from the durable commit point to
+// the op the application last applied and returns that op's checksum; the
+// ops between are handed to the application again.
+func (r *Replica) appliedChecksum(hs HardState, applied uint64) (uint32, error) {
+	sum := hs.CommitChecksum
+	for op := hs.Commit; op > applied; op-- {
+		s := r.journal.entry(op)
+		if s == nil || s.checksum != sum {
+			return 0, errNoReplay
+		}
+		sum = s.parent
+	}
+	return sum, nil
 }
 
 // loadJournal validates and loads slots and reports whether any was damaged.

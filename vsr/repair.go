@@ -8,6 +8,9 @@ import "github.com/whippetio/whippet/internal/invariant"
 // discarded suffix and are erased, durably.
 func (r *Replica) setHead(op uint64, sum uint32) {
 	invariant.Assert(op >= r.commitMin, "a trusted head never falls below the commit point")
+	if op == r.commitMin && r.commitUnknown {
+		r.learnCommitChecksum(sum)
+	}
 	if op == r.commitMin {
 		invariant.Assert(sum == r.commitChecksum, "a head at the commit point is the committed op")
 	}
@@ -50,8 +53,20 @@ func (r *Replica) extendChain() {
 	}
 	if r.chainLow == r.commitMin+1 && r.chainLow <= r.op {
 		s := r.journal.entry(r.chainLow)
+		if r.commitUnknown {
+			r.learnCommitChecksum(s.parent)
+		}
 		invariant.Assert(s.parent == r.commitChecksum, "the log links to the committed prefix")
 	}
+}
+
+// learnCommitChecksum takes the checksum of the commit point from a chain
+// anchored at a trusted head.
+func (r *Replica) learnCommitChecksum(sum uint32) {
+	invariant.Assert(r.status == StatusRecovering, "only a recovering replica lacks its commit checksum")
+	r.commitChecksum = sum
+	r.commitUnknown = false
+	r.hardChanged = true
 }
 
 // repair asks a peer for the ops below the verified chain, newest first, or
@@ -211,6 +226,7 @@ func (r *Replica) onState(h *Header, message []byte) {
 	r.clients.reset(decoded)
 	r.commitMin = h.Op
 	r.commitChecksum = h.Context
+	r.commitUnknown = false
 	r.commitMax = max(r.commitMax, h.Commit, h.Op)
 	r.hardChanged = true
 	r.ready.Snapshot = snapshot

@@ -50,6 +50,13 @@ type Config struct {
 	Rand             *rand.Rand
 	Snapshotter      Snapshotter
 	Timeouts         Timeouts
+
+	// AppliedOp is, for Open, the op the application's durable state
+	// reflects. It may lag HardState.Commit (the caller crashed between
+	// persisting a batch and applying it); Open then hands the ops between
+	// to the application again in the first batch, or, when the journal no
+	// longer holds them, recovers and repairs or transfers state from peers.
+	AppliedOp uint64
 }
 
 // Ready is the output of one Step or Tick. The caller executes it in this
@@ -139,7 +146,12 @@ type Replica struct {
 
 	commitMin      uint64 // applied here
 	commitChecksum uint32 // checksum of op commitMin (0 for the genesis op 0)
-	commitMax      uint64 // known committed in the cluster
+	// commitUnknown: the application restarted behind a commit point the
+	// journal cannot bridge, so commitChecksum is unknown until recovery
+	// repairs down to it; until then the durable hard state stays as found.
+	commitUnknown bool
+	durable       HardState
+	commitMax     uint64 // known committed in the cluster
 
 	journal  journal
 	pipeline [pipelineLenMax]uint32 // ack bitsets at index op % PipelineLen
@@ -156,11 +168,10 @@ type Replica struct {
 	recovery   recoveryState
 	// damagedSlots are journal slots Open found torn or corrupt.
 	damagedSlots []int
-	// pendingWrites are erasures Open decided on, persisted with the first
-	// batch before anything is sent.
-	pendingWrites []Write
-	timeouts      [timeoutCount]timeout
-	hardChanged   bool
+	// carry keeps the batch Open built for the first Step or Tick.
+	carry       bool
+	timeouts    [timeoutCount]timeout
+	hardChanged bool
 
 	appliedOp uint64 // commitMin as of the start of this Step or Tick
 	ready     Ready
@@ -172,7 +183,12 @@ type Replica struct {
 
 // New returns a replica of a fresh group: view 0, empty journal.
 func New(cfg Config) (*Replica, error) {
-	return Open(cfg, HardState{}, nil)
+	r, err := Open(cfg, HardState{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.ready.Messages = r.ready.Messages[:0] // nobody needs view 0 announced
+	return r, nil
 }
 
 func (cfg *Config) normalize() error {
@@ -287,8 +303,11 @@ func (r *Replica) Tick() *Ready {
 }
 
 func (r *Replica) begin() {
-	r.ready.Writes = append(r.ready.Writes[:0], r.pendingWrites...)
-	r.pendingWrites = r.pendingWrites[:0]
+	if r.carry {
+		r.carry = false
+		return
+	}
+	r.ready.Writes = r.ready.Writes[:0]
 	r.ready.Messages = r.ready.Messages[:0]
 	r.ready.Committed = r.ready.Committed[:0]
 	r.ready.Snapshot = nil

@@ -45,9 +45,14 @@ func TestNoVoteWhileRecovering(t *testing.T) {
 	c := newTestCluster(t, 3, 0)
 	c.request(0, 5, 1, "x")
 	c.slots[2][1][headerBytes] ^= 1
-	r, err := Open(testConfig(3, 2, 0), c.hard[2], c.slots[2])
+	cfg := testConfig(3, 2, 0)
+	cfg.AppliedOp = c.hard[2].Commit
+	r, err := Open(cfg, c.hard[2], c.slots[2])
 	if err != nil || r.Status() != StatusRecovering {
 		t.Fatalf("open: %v %s", err, r.Summary())
+	}
+	if first := r.Tick(); len(first.Messages) != 2 {
+		t.Fatalf("the first batch must carry the Recovery broadcast, has %d messages", len(first.Messages))
 	}
 	ready, _ := r.Step(c.craft(Header{Command: CommandStartViewChange, View: 1, Replica: 1}))
 	if r.Status() != StatusRecovering || len(ready.Messages) != 0 {

@@ -53,8 +53,8 @@ func replay(seed uint64) int {
 }
 
 func printResult(res sim.Result) {
-	fmt.Printf("seed %d: ticks=%d commits=%d replies=%d views=%d crashes=%d restarts=%d torn=%d corrupt=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d hash=%016x\n",
-		res.Seed, res.Ticks, res.Commits, res.Replies, res.ViewChanges, res.Crashes, res.Restarts,
+	fmt.Printf("seed %d: ticks=%d commits=%d replies=%d views=%d crashes=%d crashes_before_apply=%d restarts=%d torn=%d corrupt=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d hash=%016x\n",
+		res.Seed, res.Ticks, res.Commits, res.Replies, res.ViewChanges, res.Crashes, res.CrashesBeforeApply, res.Restarts,
 		res.TornWrites, res.Corruptions, res.Partitions, res.StateTransfers, res.PacketsSent,
 		res.PacketsDropped, res.Duplicated, res.Hash)
 }
@@ -76,6 +76,7 @@ func runMany(first, count uint64, verbose bool) int {
 		total.Replies += res.Replies
 		total.ViewChanges += res.ViewChanges
 		total.Crashes += res.Crashes
+		total.CrashesBeforeApply += res.CrashesBeforeApply
 		total.Restarts += res.Restarts
 		total.TornWrites += res.TornWrites
 		total.Corruptions += res.Corruptions
@@ -86,8 +87,8 @@ func runMany(first, count uint64, verbose bool) int {
 		total.Duplicated += res.Duplicated
 	}
 	fmt.Printf("%d seeds from %d: %d passed, %d failed\n", count, first, count-uint64(failed), failed)
-	fmt.Printf("totals: ticks=%d commits=%d replies=%d views=%d crashes=%d restarts=%d torn=%d corrupt=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d\n",
-		total.Ticks, total.Commits, total.Replies, total.ViewChanges, total.Crashes, total.Restarts,
+	fmt.Printf("totals: ticks=%d commits=%d replies=%d views=%d crashes=%d crashes_before_apply=%d restarts=%d torn=%d corrupt=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d\n",
+		total.Ticks, total.Commits, total.Replies, total.ViewChanges, total.Crashes, total.CrashesBeforeApply, total.Restarts,
 		total.TornWrites, total.Corruptions, total.Partitions, total.StateTransfers, total.PacketsSent,
 		total.PacketsDropped, total.Duplicated)
 	if failed > 0 {

@@ -51,6 +51,7 @@ func (c *Cluster) checkSnapshot(group int, h *host) {
 // check runs the per-tick invariants. It reads replica state and the oracle
 // and draws no randomness.
 func (c *Cluster) check() {
+	c.checkReplies()
 	for i := range c.nodes {
 		n := &c.nodes[i]
 		if !n.up {
@@ -103,6 +104,9 @@ func (c *Cluster) checkHost(nodeIndex, group int, h *host) {
 // converged reports whether every replica is normal and has committed
 // everything any replica committed.
 func (c *Cluster) converged() bool {
+	if len(c.pendingReplies) > 0 {
+		return false
+	}
 	for i := range c.nodes {
 		if !c.nodes[i].up {
 			return false

@@ -70,16 +70,13 @@ func (c *Cluster) onReply(message []byte) {
 		return
 	}
 	cl := &c.clients[h.Client-1]
-	oracle := &c.oracles[h.Group]
-	if h.Op > uint64(len(oracle.ops)) || h.Op == 0 {
-		c.fail("invariant 4: reply names an op not committed")
+	if h.Op == 0 {
+		c.fail("invariant 4: reply names op 0")
 		return
 	}
-	committed := oracle.ops[h.Op-1]
-	if committed.client != h.Client || committed.request != h.Request {
-		c.fail("invariant 4: reply names an op that committed another request")
-		return
-	}
+	// The primary may crash between sending a reply and applying the op, so
+	// the oracle may learn of the op only later: the check waits for it.
+	c.pendingReplies = append(c.pendingReplies, pendingReply{h.Group, h.Op, h.Client, h.Request})
 	cl.primary = int((uint64(h.View) + h.Group) % uint64(c.opts.Replicas))
 	if !cl.waiting || h.Request != cl.request {
 		return
@@ -100,4 +97,27 @@ func (c *Cluster) clientsDone() bool {
 		}
 	}
 	return true
+}
+
+// pendingReply is a reply whose op the oracle had not yet seen commit.
+type pendingReply struct {
+	group, op, client, request uint64
+}
+
+// checkReplies verifies every reply whose op the oracle now knows
+// (invariant 4); settled requires none to be left.
+func (c *Cluster) checkReplies() {
+	kept := c.pendingReplies[:0]
+	for _, p := range c.pendingReplies {
+		oracle := &c.oracles[p.group]
+		if p.op > uint64(len(oracle.ops)) {
+			kept = append(kept, p)
+			continue
+		}
+		committed := oracle.ops[p.op-1]
+		if committed.client != p.client || committed.request != p.request {
+			c.fail("invariant 4: a reply names an op that committed another request")
+		}
+	}
+	c.pendingReplies = kept
 }

@@ -100,10 +100,13 @@ type Result struct {
 	Partitions     int
 	ViewChanges    uint32 // highest view reached, summed over groups
 	StateTransfers int
-	PacketsSent    int
-	PacketsDropped int
-	Duplicated     int
-	Failure        string
+	// CrashesBeforeApply counts crashes between a batch's send and apply
+	// steps, after which the replica replays committed ops at restart.
+	CrashesBeforeApply int
+	PacketsSent        int
+	PacketsDropped     int
+	Duplicated         int
+	Failure            string
 }
 
 // Replay is the command that reruns a seed.
@@ -140,13 +143,16 @@ type Cluster struct {
 	oracles  []oracle
 	now      uint64
 	hash     uint64
-	failure  string
-	healed   bool
+
+	pendingReplies []pendingReply
+	failure        string
+	healed         bool
 
 	// Trace, when set, sees every packet delivered (to is -1 for a client).
 	Trace func(now uint64, to int, message []byte)
 
 	crashes, restarts, tornWrites, corruptions, partitions, stateTransfers int
+	crashesBeforeApply                                                     int
 	replies                                                                int
 }
 
@@ -207,7 +213,7 @@ func (c *Cluster) Tick() {
 				break
 			}
 			ready := c.nodes[i].hosts[g].replica.Tick()
-			c.execute(i, g, ready, false)
+			c.execute(i, g, ready, crashNone)
 		}
 	}
 	c.tickClients()
@@ -239,18 +245,24 @@ func (c *Cluster) deliver(p packet) {
 		c.fail("replica rejected a valid message: " + err.Error())
 		return
 	}
-	c.execute(p.to, int(h.Group), ready, c.tearNow(p.to))
+	c.execute(p.to, int(h.Group), ready, c.crashPoint())
 }
 
-// tearNow decides whether the node crashes inside this batch's persist.
-func (c *Cluster) tearNow(nodeIndex int) bool {
-	if c.healed || c.opts.TornProbability == 0 || c.opts.CrashProbability == 0 {
-		return false
+// crashPoint draws whether the node crashes inside this batch, and where.
+func (c *Cluster) crashPoint() crashPoint {
+	if c.healed || c.opts.CrashProbability == 0 {
+		return crashNone
 	}
-	if c.faults.Float64() >= c.opts.CrashProbability*c.opts.TornProbability*4 {
-		return false
+	if c.faults.Float64() < c.opts.CrashProbability*4 {
+		return crashBeforeApply
 	}
-	return c.damageAllowed()
+	if c.opts.TornProbability == 0 || c.faults.Float64() >= c.opts.CrashProbability*c.opts.TornProbability*4 {
+		return crashNone
+	}
+	if !c.damageAllowed() {
+		return crashNone
+	}
+	return crashTorn
 }
 
 // damageAllowed keeps journal damage within what the cluster tolerates:
@@ -270,7 +282,8 @@ func (c *Cluster) Result() Result {
 	res := Result{Seed: c.opts.Seed, Hash: c.hash, Ticks: c.now, Replies: c.replies,
 		Crashes: c.crashes, Restarts: c.restarts, TornWrites: c.tornWrites,
 		Corruptions: c.corruptions, Partitions: c.partitions, StateTransfers: c.stateTransfers,
-		PacketsSent: c.net.sent, PacketsDropped: c.net.dropped, Duplicated: c.net.duplicate,
+		CrashesBeforeApply: c.crashesBeforeApply,
+		PacketsSent:        c.net.sent, PacketsDropped: c.net.dropped, Duplicated: c.net.duplicate,
 		Failure: c.failure}
 	for g := range c.oracles {
 		res.Commits += uint64(len(c.oracles[g].ops))
