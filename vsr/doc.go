@@ -60,13 +60,18 @@
 //
 // # Recovery and restart
 //
-// Open restarts a replica from its HardState and raw journal slots. An
-// intact journal holds everything the replica acknowledged (it persisted
-// before it sent), so it rejoins in its durable view. A damaged slot (torn
-// write, corrupted sector) may have held an acknowledged prepare: the replica
-// then runs the recovery protocol with a fresh nonce, adopts the view and
-// head the primary reports once answers from n-quorum+1 replicas arrived,
-// repairs, and only then votes again.
+// Open restarts a replica from its HardState, the raw journal slots and the
+// op the application last applied (Config.AppliedOp). An intact journal
+// holds everything the replica acknowledged (it persisted before it sent),
+// so it rejoins in its durable view, and committed ops the application has
+// not applied are handed to it again in the first batch. A damaged slot
+// (torn write, corrupted sector) may have held an acknowledged prepare, and
+// an application further behind than the journal reaches has lost state:
+// the replica then runs the recovery protocol (a nonce per incarnation),
+// adopts the view and head the primary reports once answers from
+// n-quorum+1 replicas arrived (never a view below one it voted in,
+// HardState.VoteView), repairs or transfers state, and only then votes and
+// acknowledges again. Open's own decisions become the first batch.
 //
 // # State transfer
 //
@@ -119,7 +124,8 @@
 // A journal entry is the Prepare message exactly as the primary sealed it;
 // slot = op mod JournalSlotCount. An erased slot is zeros. The encoded
 // HardState (superblock) is: u32 CRC-32C of the rest, u32 view, u32 log
-// view, u64 commit, u32 commit checksum, then the client table as in State.
+// view, u32 vote view, u64 commit, u32 commit checksum, then the client
+// table as in State.
 //
 // # Invariants (checked after every Step and Tick)
 //

@@ -38,7 +38,11 @@ type Snapshotter interface {
 }
 
 // Config configures one replica of one replication group. Zero timeouts and
-// sizes take defaults; Rand is required and must be seeded by the caller.
+// sizes take defaults. Rand is required: the caller seeds it, and must seed
+// it differently at every start of the process, because recovery nonces and
+// timeout jitter come from it. Every replica of a group must be configured
+// with the same ReplicaCount, PipelineLen and JournalSlotCount; changing
+// the membership of a group is not supported.
 type Config struct {
 	Cluster          uint64
 	Group            uint64
