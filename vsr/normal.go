@@ -109,6 +109,8 @@ func (r *Replica) onPrepare(h *Header, message []byte) {
 }
 
 func (r *Replica) appendPrepare(h *Header, message []byte) {
+	invariant.Assert(h.Op == r.op+1, "an appended prepare is the next op")
+	invariant.Assert(h.Parent == r.opChecksum, "an appended prepare links to the head")
 	if h.Op-r.commitMin >= uint64(len(r.journal.slots)) {
 		r.setHead(h.Op, h.Checksum)
 		return
@@ -133,6 +135,7 @@ func (r *Replica) adoptPrepareHead(h *Header, message []byte) {
 		r.chainLow = h.Op
 		r.extendChain()
 	}
+	invariant.Assert(r.op == h.Op, "the adopted prepare is the head")
 	r.repair()
 }
 
@@ -168,6 +171,7 @@ func (r *Replica) onPrepareOK(h *Header) {
 	if s.checksum != h.Context {
 		return
 	}
+	invariant.Assert(h.Op-r.commitMin <= uint64(r.cfg.PipelineLen), "an acknowledged op is in the pipeline")
 	for op := r.commitMin + 1; op <= h.Op; op++ {
 		r.pipeline[op%uint64(r.cfg.PipelineLen)] |= 1 << h.Replica
 	}

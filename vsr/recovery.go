@@ -211,6 +211,7 @@ func (r *Replica) onRecoveryResponse(h *Header) {
 	r.commitMax = max(r.commitMax, rec.primaryCommit)
 	r.repairPeer = int(r.primaryIndex(r.view))
 	r.setHead(rec.primaryOp, rec.primaryChecksum)
+	invariant.Assert(r.view >= r.voteView, "recovery never joins a view below a vote")
 	rec.progress = r.chainLow
 	r.repair()
 }

@@ -80,6 +80,7 @@ func (r *Replica) repair() {
 	}
 	peer := r.repairTarget()
 	if peer == r.replica {
+		invariant.Assert(r.count == 1, "only a lone replica has no peer to repair from")
 		return
 	}
 	if r.op-r.commitMin >= uint64(len(r.journal.slots)) {
@@ -238,5 +239,6 @@ func (r *Replica) onState(h *Header, message []byte) {
 	}
 	r.chainLow = max(r.chainLow, h.Op+1)
 	r.extendChain()
+	invariant.Assert(r.commitMin == h.Op, "the state installed is the commit point")
 	r.repair()
 }

@@ -84,6 +84,7 @@ func (r *Replica) prefix() (uint64, uint32) {
 		}
 		op, sum = op+1, s.checksum
 	}
+	invariant.Assert(op <= r.op, "the named prefix lies inside the log")
 	return op, sum
 }
 
@@ -104,6 +105,8 @@ func (r *Replica) onDoViewChange(h *Header) {
 // new primary picks the log of the highest (log view, op) and repairs its own
 // journal to it before it starts the view (advance → becomePrimary).
 func (r *Replica) recordDoViewChange(from uint8, vote dvcVote) {
+	invariant.Assert(r.isPrimaryOf(r.view), "only the new primary counts DoViewChange")
+	invariant.Assert(r.status == StatusViewChange, "DoViewChange counts during a view change")
 	r.dvcVotes[from] = vote
 	r.dvcFrom |= 1 << from
 	if r.dvcDecided || r.dvcFrom&(1<<r.replica) == 0 || countBits(r.dvcFrom) < r.quorum {
@@ -149,6 +152,7 @@ func (r *Replica) onStartView(h *Header) {
 	r.becomeBackup()
 	r.commitMax = max(r.commitMax, h.Commit)
 	r.setHead(h.Op, h.Context)
+	invariant.Assert(r.status == StatusNormal && !r.IsPrimary(), "StartView makes a backup")
 	r.repairPeer = int(h.Replica)
 	r.repair()
 }
