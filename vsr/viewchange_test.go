@@ -59,3 +59,38 @@ func TestNoVoteWhileRecovering(t *testing.T) {
 		t.Fatalf("recovering replica reacted to a view change: %s, %d messages", r.Summary(), len(ready.Messages))
 	}
 }
+
+// TestRepairTakesOnlyTheWantedOp checks that a replica fills a gap only
+// with the prepare its verified chain asks for next: an unasked prepare,
+// even a genuine one, could come from a stale primary of an older view, and
+// the prefix a DoViewChange names must not contain it.
+func TestRepairTakesOnlyTheWantedOp(t *testing.T) {
+	c := newTestCluster(t, 3, 0)
+	c.request(0, 5, 1, "x")
+	c.down[2] = true
+	for i := uint64(2); i <= 6; i++ {
+		c.request(0, 5, i, "x")
+	}
+	c.down[2] = false
+	primary, r := c.replicas[0], c.replicas[2]
+	prepare := func(op uint64) []byte { return primary.journal.entry(op).message }
+	c.step(2, c.craft(Header{Command: CommandCommit, View: 0, Replica: 0, Op: 6,
+		Context: primary.Checksum(6), Commit: 5}))
+	c.queue = nil
+	if r.Op() != 6 || r.Complete() {
+		t.Fatalf("head not adopted: %s", r.Summary())
+	}
+	c.step(2, prepare(4))
+	if r.Checksum(4) != 0 {
+		t.Fatal("a prepare the chain did not ask for was journaled")
+	}
+	for _, op := range []uint64{6, 5, 4, 3, 2} {
+		c.step(2, prepare(op))
+		if r.Checksum(op) != primary.Checksum(op) {
+			t.Fatalf("wanted op %d not taken: %s", op, r.Summary())
+		}
+	}
+	if !r.Complete() || r.CommitMin() != 5 {
+		t.Fatalf("log not complete after repair: %s", r.Summary())
+	}
+}
