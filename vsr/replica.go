@@ -73,7 +73,9 @@ type Config struct {
 //  2. Send every message in Messages (to replicas or clients). Delivery may
 //     fail, repeat or reorder; the protocol retries.
 //  3. Restore Snapshot (when not nil) into the application, then apply
-//     Committed in order.
+//     Committed in order. A crash before this step is safe: at restart,
+//     pass the op the application's durable state reflects as
+//     Config.AppliedOp, and Open brings it up to HardState.Commit.
 //
 // Every slice in Ready, and the bytes they reference, belong to the replica
 // and stay valid only until the next Step or Tick.
