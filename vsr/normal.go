@@ -238,7 +238,7 @@ func (r *Replica) onCommit(h *Header) {
 		return
 	}
 	r.reset(timeoutNormal)
-	r.commitMax = max(r.commitMax, h.Commit)
+	r.commitMax = max(r.commitMax, min(h.Commit, h.Op))
 	if h.Op > r.op {
 		r.setHead(h.Op, h.Context)
 		r.repair()

@@ -188,6 +188,9 @@ func (r *Replica) onRecoveryResponse(h *Header) {
 	}
 	rec.from |= 1 << h.Replica
 	rec.viewMax = max(rec.viewMax, h.View)
+	if h.Replica == r.primaryIndex(h.View) && r.contradicts(h.Op, h.Context) {
+		return
+	}
 	if h.Replica == r.primaryIndex(h.View) && (!rec.havePrimary || h.View >= rec.primaryView) {
 		rec.havePrimary = true
 		rec.primaryView = h.View

@@ -29,6 +29,16 @@ func (r *Replica) setHead(op uint64, sum uint32) {
 	r.extendChain()
 }
 
+// contradicts reports whether a head a peer names conflicts with what this
+// replica committed. A correct peer never sends one; such a message is
+// dropped rather than trusted (peers are authenticated, not infallible).
+func (r *Replica) contradicts(op uint64, sum uint32) bool {
+	if op < r.commitMin {
+		return true
+	}
+	return op == r.commitMin && !r.commitUnknown && sum != r.commitChecksum
+}
+
 // wanted returns the checksum the op below the verified chain must have.
 func (r *Replica) wanted() (op uint64, sum uint32) {
 	op = r.chainLow - 1

@@ -125,7 +125,12 @@ func (r *Replica) recordDoViewChange(from uint8, vote dvcVote) {
 		commit = max(commit, v.commit)
 	}
 	chosen := r.dvcVotes[best]
-	invariant.Assert(chosen.op >= r.commitMin, "the chosen log holds every committed op")
+	if r.contradicts(chosen.op, chosen.checksum) {
+		// Impossible with correct peers: the chosen log holds every
+		// committed op. Wait for the next view rather than lose one.
+		r.dvcFrom = 1 << r.replica
+		return
+	}
 	// Every op at least a pipeline below the head was committed by the
 	// primary that prepared the head.
 	if chosen.op > uint64(r.cfg.PipelineLen) {
@@ -144,7 +149,7 @@ func (r *Replica) onStartView(h *Header) {
 	if r.status == StatusRecovering || h.View < r.view || r.isPrimaryOf(h.View) {
 		return
 	}
-	if h.View == r.view && r.status == StatusNormal {
+	if h.View == r.view && r.status == StatusNormal || r.contradicts(h.Op, h.Context) {
 		return
 	}
 	r.view = h.View
