@@ -140,4 +140,8 @@
 //  7. A committed op links to the op committed before it.
 //  8. A replica sends PrepareOK only for a complete log, and only after the
 //     entries it covers were handed to the caller for persistence.
+//  9. The journal holds no entry above the head (walked in -tags
+//     invariants): truncation erases them durably, and repair takes only
+//     the op the verified chain asks for, so the prefix a DoViewChange
+//     names never links through an entry of an abandoned log.
 package vsr

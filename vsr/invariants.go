@@ -18,6 +18,16 @@ func (r *Replica) checkInvariants() {
 	}
 	if invariant.Enabled {
 		r.checkChain()
+		r.checkJournalBelowHead()
+	}
+}
+
+// checkJournalBelowHead: nothing above the head survives in the journal, so
+// no entry of an abandoned log can link into a prefix named in a vote.
+func (r *Replica) checkJournalBelowHead() {
+	for i := range r.journal.slots {
+		s := &r.journal.slots[i]
+		invariant.Assert(!s.present || s.op <= r.op, "9: the journal holds nothing above the head")
 	}
 }
 
