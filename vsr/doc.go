@@ -76,10 +76,14 @@
 // # State transfer
 //
 // A replica whose gap is wider than its journal, or whose peer reports the
-// range evicted, asks for State: the peer's client table and an application
-// snapshot (the Snapshotter hook) at its commit point. The caller restores
-// Ready.Snapshot before it applies later commits. A snapshot travels in one
-// message, so it is bounded by messageBytesMax.
+// range evicted, pulls State: the peer's client table and an application
+// snapshot (the Snapshotter hook) at its commit point, the "payload". The
+// peer takes the payload once and serves it in chunks of StateChunkBytes by
+// offset; chunks name the snapshot by its op and the payload's CRC-32C, so
+// chunks of two snapshots never mix, and the whole payload is verified
+// before it is installed. A transfer that stalls starts over, possibly from
+// another peer. The caller restores Ready.Snapshot before it applies later
+// commits. Both sides hold the payload in memory (at most stateBytesMax).
 //
 // # Message layout
 //
@@ -116,10 +120,13 @@
 //	RecoveryResponse nonce; from the primary also op, context, commit
 //	RequestPrepares  op, context = wanted checksum, commit = lowest op wanted
 //	PreparesEvicted  op
-//	RequestState     op = requester's commit point
-//	State            op, context = checksum at op, commit; body = client
-//	                 table (u32 count, then client, request, op as u64 each)
-//	                 followed by the application snapshot
+//	RequestState     op = requester's commit point, commit = snapshot op
+//	                 being fetched (0: any), nonce = byte offset wanted
+//	State            op = snapshot op, context = checksum at op, commit,
+//	                 parent = CRC-32C of the whole payload, request = payload
+//	                 bytes, nonce = offset of this chunk; body = the chunk.
+//	                 The payload is the client table (u32 count, then
+//	                 client, request, op as u64 each) and the snapshot.
 //
 // A journal entry is the Prepare message exactly as the primary sealed it;
 // slot = op mod JournalSlotCount. An erased slot is zeros. The encoded

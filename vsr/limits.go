@@ -37,4 +37,14 @@ const (
 
 	// clientSessionBytes is one encoded client table row: client, request, op.
 	clientSessionBytes = 24
+
+	// stateChunkBytesMax bounds one State chunk: a message's body.
+	stateChunkBytesMax = messageBytesMax - headerBytes
+
+	// stateChunkBytesDefault is the chunk a replica serves unless configured.
+	stateChunkBytesDefault = 256 << 10
+
+	// stateBytesMax bounds a whole state transfer payload (client table and
+	// application snapshot), which both sides hold in memory.
+	stateBytesMax = 1 << 30
 )

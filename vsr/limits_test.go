@@ -26,8 +26,11 @@ func TestLimits(t *testing.T) {
 	if repairPreparesMax > journalSlotCountDefault {
 		t.Fatal("a repair burst cannot ask for more than a journal holds")
 	}
-	if clientsMax*clientSessionBytes+headerBytes > messageBytesMax/2 {
-		t.Fatal("a State message must carry the client table and leave room for the snapshot")
+	if clientsMax*clientSessionBytes+4 > stateBytesMax {
+		t.Fatal("a state transfer must be able to carry the whole client table")
+	}
+	if stateChunkBytesDefault > stateChunkBytesMax || headerBytes+stateChunkBytesMax > messageBytesMax {
+		t.Fatal("a State chunk must fit in one message")
 	}
 	if messagesPerStepMax < repairPreparesMax+replicaCountMax {
 		t.Fatal("one step must be able to answer a repair burst and broadcast")

@@ -53,6 +53,7 @@ type Config struct {
 	ClientsMax       int
 	Rand             *rand.Rand
 	Snapshotter      Snapshotter
+	StateChunkBytes  int // state transfer chunk; 0 takes stateChunkBytesDefault
 	Timeouts         Timeouts
 
 	// AppliedOp is, for Open, the op the application's durable state
@@ -184,6 +185,8 @@ type Replica struct {
 	arena     []byte
 	arenaUsed int
 	stateBuf  []byte
+	served    stateServed
+	fetched   stateFetched
 	dropped   uint64 // messages not emitted because a batch was full
 }
 
@@ -212,6 +215,12 @@ func (cfg *Config) normalize() error {
 	}
 	if cfg.ClientsMax == 0 {
 		cfg.ClientsMax = clientsMax
+	}
+	if cfg.StateChunkBytes == 0 {
+		cfg.StateChunkBytes = stateChunkBytesDefault
+	}
+	if cfg.StateChunkBytes < 0 || cfg.StateChunkBytes > stateChunkBytesMax {
+		return ErrConfig
 	}
 	if cfg.PipelineLen > pipelineLenMax || cfg.ClientsMax > clientsMax {
 		return ErrConfig

@@ -11,6 +11,7 @@ import (
 type app struct {
 	applied uint64
 	hash    uint64
+	padding int // filler bytes in a snapshot, so transfers span many chunks
 }
 
 var errSnapshot = errors.New("sim: snapshot corrupt")
@@ -29,15 +30,27 @@ func (a *app) apply(op uint64, checksum uint32, client, request uint64, body []b
 // Snapshot implements vsr.Snapshotter.
 func (a *app) Snapshot(dst []byte) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, a.applied)
-	return binary.LittleEndian.AppendUint64(dst, a.hash)
+	dst = binary.LittleEndian.AppendUint64(dst, a.hash)
+	for i := range a.padding {
+		dst = append(dst, byte(mix(a.hash+uint64(i))))
+	}
+	return dst
 }
 
+// restore installs a snapshot; the filler must be exactly what Snapshot
+// wrote for that state, so a chunk out of place is caught.
 func (a *app) restore(op uint64, snapshot []byte) error {
-	if len(snapshot) != 16 || binary.LittleEndian.Uint64(snapshot) != op {
+	if len(snapshot) != 16+a.padding || binary.LittleEndian.Uint64(snapshot) != op {
 		return errSnapshot
 	}
+	hash := binary.LittleEndian.Uint64(snapshot[8:])
+	for i, b := range snapshot[16:] {
+		if b != byte(mix(hash+uint64(i))) {
+			return errSnapshot
+		}
+	}
 	a.applied = op
-	a.hash = binary.LittleEndian.Uint64(snapshot[8:])
+	a.hash = hash
 	return nil
 }
 

@@ -48,6 +48,7 @@ func (c *Cluster) replicaConfig(nodeIndex, group int) vsr.Config {
 		ClientsMax:       c.opts.ClientsMax,
 		Rand:             rand.New(rand.NewPCG(c.opts.Seed, salt+uint64(c.restarts)<<20)),
 		Snapshotter:      &h.app,
+		StateChunkBytes:  c.opts.StateChunkBytes,
 		Timeouts:         c.opts.Timeouts,
 	}
 }

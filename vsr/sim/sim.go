@@ -19,6 +19,8 @@ type Options struct {
 	JournalSlots      int
 	PipelineLen       int
 	ClientsMax        int
+	SnapshotPadding   int // filler bytes in each application snapshot
+	StateChunkBytes   int
 	ClientRetryTicks  uint64
 	ThinkTicksMax     int // a client waits up to this long between requests
 	Timeouts          vsr.Timeouts
@@ -52,6 +54,8 @@ func OptionsFromSeed(seed uint64) Options {
 		JournalSlots:      []int{16, 32, 64, 1024}[prng.IntN(4)],
 		PipelineLen:       []int{2, 4, 8, 32}[prng.IntN(4)],
 		ThinkTicksMax:     []int{0, 20, 100}[prng.IntN(3)],
+		SnapshotPadding:   []int{0, 1000, 5000}[prng.IntN(3)],
+		StateChunkBytes:   []int{64, 700, 1 << 18}[prng.IntN(3)],
 		ClientsMax:        64,
 		ClientRetryTicks:  uint64(40 + prng.IntN(80)),
 		Network: NetworkOptions{
@@ -174,6 +178,7 @@ func NewCluster(opts Options) *Cluster {
 		c.nodes[i] = node{index: i, hosts: make([]host, opts.Groups)}
 		for g := range c.nodes[i].hosts {
 			c.nodes[i].hosts[g].storage.slots = make([][]byte, opts.JournalSlots)
+			c.nodes[i].hosts[g].app.padding = opts.SnapshotPadding
 		}
 		c.startNode(i)
 	}
