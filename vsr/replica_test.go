@@ -339,6 +339,11 @@ func TestRestartReplaysUnappliedCommits(t *testing.T) {
 	if err != nil || r.Status() != StatusRecovering {
 		t.Fatalf("open: %v, status %s", err, r.Status())
 	}
+	// It cannot serve state it cannot name by checksum.
+	r.Tick()
+	if ready, _ := r.Step(c.craft(Header{Command: CommandRequestState, Replica: 1})); len(ready.Messages) != 0 {
+		t.Fatal("a replica with an unknown commit checksum served state")
+	}
 	c.replicas[2] = r
 	c.applied[2] = nil
 	c.tick(100)

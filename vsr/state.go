@@ -63,7 +63,7 @@ func (r *Replica) sendRequestState(peer uint8) {
 // onRequestState serves one chunk. A request for a snapshot no longer held
 // (or for any: Commit zero) gets the first chunk of the current one.
 func (r *Replica) onRequestState(h *Header) {
-	if h.Replica == r.replica || r.commitMin <= h.Op || r.cfg.Snapshotter == nil {
+	if h.Replica == r.replica || r.commitMin <= h.Op || r.cfg.Snapshotter == nil || r.commitUnknown {
 		return
 	}
 	served := &r.served
