@@ -53,7 +53,7 @@ func runCrashCycles(t *testing.T, seed uint64, durability engine.Durability) {
 		t:       t,
 		random:  newRandom(seed),
 		storage: memBackend{enginetest.NewMemStorage(seed)},
-		options: engine.PartitionOptions{Directory: "/data/s0/t0/p0", SegmentBytes: 1 << 20, Durability: durability},
+		options: engine.PartitionOptions{Directory: "/data/s0/t0/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet},
 		clock:   1,
 	}
 	run.p = mustOpen(t, run.storage, run.options)

@@ -14,7 +14,7 @@ func TestAppendPollRoundTrip(t *testing.T) {
 	for _, durability := range []engine.Durability{engine.DurabilityPersisted, engine.DurabilityWritten, engine.DurabilityMemory} {
 		t.Run(durability.String(), func(t *testing.T) {
 			storage := memBackend{enginetest.NewMemStorage(1)}
-			options := engine.PartitionOptions{Directory: "/data/p0", SegmentBytes: 1 << 20, Durability: durability}
+			options := engine.PartitionOptions{Directory: "/data/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet}
 			p := mustOpen(t, storage, options)
 			var model []enginetest.Message
 			serial := uint64(0)

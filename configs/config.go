@@ -1,0 +1,138 @@
+package configs
+
+// Config is the whole server configuration. Field tags are the TOML keys;
+// the environment variable of a key is WHIPPET_ plus its path upper-cased
+// with dots as underscores.
+type Config struct {
+	TCP                 TCP                 `toml:"tcp"`
+	HTTP                HTTP                `toml:"http"`
+	System              System              `toml:"system"`
+	Heartbeat           Heartbeat           `toml:"heartbeat"`
+	ConsumerGroup       ConsumerGroup       `toml:"consumer_group"`
+	PersonalAccessToken PersonalAccessToken `toml:"personal_access_token"`
+	DataMaintenance     DataMaintenance     `toml:"data_maintenance"`
+	Cluster             Cluster             `toml:"cluster"`
+}
+
+// TCP is the client listener.
+type TCP struct {
+	Enabled                  bool   `toml:"enabled"`
+	Address                  string `toml:"address"`
+	MaxFrameSize             Size   `toml:"max_frame_size"`
+	MaxConnections           int    `toml:"max_connections"`
+	MaxInFlightPerConnection int    `toml:"max_in_flight_per_connection"`
+	TLS                      TLS    `toml:"tls"`
+}
+
+// TLS names a certificate and key in PEM files.
+type TLS struct {
+	Enabled  bool   `toml:"enabled"`
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
+}
+
+// HTTP is the REST API, health check and metrics listener.
+type HTTP struct {
+	Enabled        bool    `toml:"enabled"`
+	Address        string  `toml:"address"`
+	MaxRequestSize Size    `toml:"max_request_size"`
+	Metrics        Metrics `toml:"metrics"`
+	TLS            TLS     `toml:"tls"`
+}
+
+// Metrics is the Prometheus endpoint.
+type Metrics struct {
+	Enabled  bool   `toml:"enabled"`
+	Endpoint string `toml:"endpoint"`
+}
+
+// System holds storage, logging and the shard runtime.
+type System struct {
+	Path      string    `toml:"path"`
+	Logging   Logging   `toml:"logging"`
+	Sharding  Sharding  `toml:"sharding"`
+	Cache     Cache     `toml:"cache"`
+	Partition Partition `toml:"partition"`
+	Topic     Topic     `toml:"topic"`
+}
+
+// Logging sets the log level.
+type Logging struct {
+	Level string `toml:"level"`
+}
+
+// Sharding shapes the thread-per-core runtime.
+type Sharding struct {
+	CPUAllocation string   `toml:"cpu_allocation"`
+	PinCores      bool     `toml:"pin_cores"`
+	Backend       string   `toml:"backend"`
+	RingEntries   uint32   `toml:"ring_entries"`
+	InboxCapacity int      `toml:"inbox_capacity"`
+	Spin          Duration `toml:"spin"`
+}
+
+// Cache is the per-shard budget of recent batches kept in memory.
+type Cache struct {
+	BytesPerShard Size `toml:"bytes_per_shard"`
+}
+
+// Partition holds partition-wide switches.
+type Partition struct {
+	ValidateChecksum bool `toml:"validate_checksum"`
+}
+
+// Topic holds the defaults of per-topic options.
+type Topic struct {
+	SegmentSize Size   `toml:"segment_size"`
+	Durability  string `toml:"durability"`
+}
+
+// Heartbeat evicts silent consumer-group members.
+type Heartbeat struct {
+	Enabled  bool     `toml:"enabled"`
+	Interval Duration `toml:"interval"`
+}
+
+// ConsumerGroup tunes rebalancing.
+type ConsumerGroup struct {
+	RebalancingTimeout Duration `toml:"rebalancing_timeout"`
+}
+
+// PersonalAccessToken limits tokens.
+type PersonalAccessToken struct {
+	MaxTokensPerUser int `toml:"max_tokens_per_user"`
+}
+
+// DataMaintenance schedules retention.
+type DataMaintenance struct {
+	Messages MessagesMaintenance `toml:"messages"`
+}
+
+// MessagesMaintenance is the expired-segment cleaner.
+type MessagesMaintenance struct {
+	CleanerEnabled bool     `toml:"cleaner_enabled"`
+	Interval       Duration `toml:"interval"`
+}
+
+// Cluster configures replication; off by default.
+type Cluster struct {
+	Enabled          bool          `toml:"enabled"`
+	Name             string        `toml:"name"`
+	ReplicaID        int           `toml:"replica_id"`
+	HeartbeatTimeout Duration      `toml:"heartbeat_timeout"`
+	Tick             Duration      `toml:"tick"`
+	Auth             ClusterAuth   `toml:"auth"`
+	Nodes            []ClusterNode `toml:"nodes"`
+}
+
+// ClusterAuth is the replica handshake secret.
+type ClusterAuth struct {
+	SharedSecret string `toml:"shared_secret"`
+}
+
+// ClusterNode is one replica of the roster.
+type ClusterNode struct {
+	Name           string `toml:"name"`
+	Address        string `toml:"address"`
+	ReplicaAddress string `toml:"replica_address"`
+}

@@ -1,0 +1,234 @@
+package configs
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Limits a configuration may not pass; each is a sanity bound, not a tuning.
+const (
+	frameBytesMin        = 64 << 10
+	frameBytesMax        = 1 << 30
+	connectionsMax       = 1 << 20
+	inFlightPerConnMax   = 4096
+	ringEntriesMin       = 8
+	ringEntriesMax       = 32768
+	inboxCapacityMin     = 2
+	inboxCapacityMax     = 1 << 20
+	segmentBytesMin      = 1 << 20
+	segmentBytesMax      = 1 << 40
+	sharedSecretBytesMin = 32
+	clusterNodesMax      = 16
+	cpuCountMax          = 1024
+	tokensPerUserMax     = 10000
+	clusterTickMin       = Duration(1_000_000) // 1 ms.
+)
+
+// Validate checks every key; the error names the first bad one.
+func (c *Config) Validate() error {
+	checks := []func() error{c.validateTCP, c.validateHTTP, c.validateSystem, c.validateMisc, c.validateCluster}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func invalid(key, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalid, key, fmt.Sprintf(format, args...))
+}
+
+func (c *Config) validateTCP() error {
+	t := c.TCP
+	if err := checkAddress("tcp.address", t.Address); err != nil {
+		return err
+	}
+	if t.MaxFrameSize < frameBytesMin || t.MaxFrameSize > frameBytesMax {
+		return invalid("tcp.max_frame_size", "%d bytes is outside [%d, %d]", t.MaxFrameSize, frameBytesMin, frameBytesMax)
+	}
+	if t.MaxConnections < 1 || t.MaxConnections > connectionsMax {
+		return invalid("tcp.max_connections", "%d is outside [1, %d]", t.MaxConnections, connectionsMax)
+	}
+	if t.MaxInFlightPerConnection < 1 || t.MaxInFlightPerConnection > inFlightPerConnMax {
+		return invalid("tcp.max_in_flight_per_connection", "%d is outside [1, %d]", t.MaxInFlightPerConnection, inFlightPerConnMax)
+	}
+	return checkTLS("tcp.tls", t.TLS)
+}
+
+func (c *Config) validateHTTP() error {
+	h := c.HTTP
+	if err := checkAddress("http.address", h.Address); err != nil {
+		return err
+	}
+	if h.MaxRequestSize == 0 {
+		return invalid("http.max_request_size", "must be above zero")
+	}
+	if h.Metrics.Enabled && !strings.HasPrefix(h.Metrics.Endpoint, "/") {
+		return invalid("http.metrics.endpoint", "%q must start with /", h.Metrics.Endpoint)
+	}
+	return checkTLS("http.tls", h.TLS)
+}
+
+func (c *Config) validateSystem() error {
+	s := c.System
+	if strings.TrimSpace(s.Path) == "" {
+		return invalid("system.path", "must name a directory")
+	}
+	switch s.Logging.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return invalid("system.logging.level", "%q is not one of debug, info, warn, error", s.Logging.Level)
+	}
+	if _, err := ParseCPUs(s.Sharding.CPUAllocation, runtime.NumCPU()); err != nil {
+		return invalid("system.sharding.cpu_allocation", "%v", err)
+	}
+	switch s.Sharding.Backend {
+	case "auto", "io_uring", "epoll":
+	default:
+		return invalid("system.sharding.backend", "%q is not one of auto, io_uring, epoll", s.Sharding.Backend)
+	}
+	if e := s.Sharding.RingEntries; e < ringEntriesMin || e > ringEntriesMax || e&(e-1) != 0 {
+		return invalid("system.sharding.ring_entries", "%d is not a power of two in [%d, %d]", e, ringEntriesMin, ringEntriesMax)
+	}
+	if n := s.Sharding.InboxCapacity; n < inboxCapacityMin || n > inboxCapacityMax || n&(n-1) != 0 {
+		return invalid("system.sharding.inbox_capacity", "%d is not a power of two in [%d, %d]", n, inboxCapacityMin, inboxCapacityMax)
+	}
+	if s.Topic.SegmentSize < segmentBytesMin || s.Topic.SegmentSize > segmentBytesMax {
+		return invalid("system.topic.segment_size", "%d bytes is outside [%d, %d]", s.Topic.SegmentSize, segmentBytesMin, segmentBytesMax)
+	}
+	switch s.Topic.Durability {
+	case "memory", "written", "persisted":
+	default:
+		return invalid("system.topic.durability", "%q is not one of memory, written, persisted", s.Topic.Durability)
+	}
+	return nil
+}
+
+func (c *Config) validateMisc() error {
+	if c.Heartbeat.Enabled && c.Heartbeat.Interval <= 0 {
+		return invalid("heartbeat.interval", "must be above zero when heartbeat.enabled")
+	}
+	if c.ConsumerGroup.RebalancingTimeout <= 0 {
+		return invalid("consumer_group.rebalancing_timeout", "must be above zero")
+	}
+	if n := c.PersonalAccessToken.MaxTokensPerUser; n < 1 || n > tokensPerUserMax {
+		return invalid("personal_access_token.max_tokens_per_user", "%d is outside [1, %d]", n, tokensPerUserMax)
+	}
+	if c.DataMaintenance.Messages.CleanerEnabled && c.DataMaintenance.Messages.Interval <= 0 {
+		return invalid("data_maintenance.messages.interval", "must be above zero when the cleaner is enabled")
+	}
+	return nil
+}
+
+func (c *Config) validateCluster() error {
+	cl := c.Cluster
+	if !cl.Enabled {
+		return nil
+	}
+	if len(cl.Nodes) < 1 || len(cl.Nodes) > clusterNodesMax {
+		return invalid("cluster.nodes", "%d nodes is outside [1, %d]", len(cl.Nodes), clusterNodesMax)
+	}
+	if cl.ReplicaID < 0 || cl.ReplicaID >= len(cl.Nodes) {
+		return invalid("cluster.replica_id", "%d is not an index into cluster.nodes (%d nodes)", cl.ReplicaID, len(cl.Nodes))
+	}
+	if len(cl.Auth.SharedSecret) < sharedSecretBytesMin {
+		return invalid("cluster.auth.shared_secret", "must be at least %d bytes when the cluster is enabled", sharedSecretBytesMin)
+	}
+	if cl.Tick < clusterTickMin {
+		return invalid("cluster.tick", "must be at least 1 ms")
+	}
+	if cl.HeartbeatTimeout <= cl.Tick {
+		return invalid("cluster.heartbeat_timeout", "must be longer than cluster.tick")
+	}
+	for i, node := range cl.Nodes {
+		prefix := "cluster.nodes[" + strconv.Itoa(i) + "]"
+		if err := checkAddress(prefix+".address", node.Address); err != nil {
+			return err
+		}
+		if err := checkAddress(prefix+".replica_address", node.ReplicaAddress); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkAddress(key, address string) error {
+	_, port, err := net.SplitHostPort(address) // A host name is resolved when binding.
+	if err != nil {
+		return invalid(key, "%q is not host:port", address)
+	}
+	number, err := strconv.Atoi(port)
+	if err != nil || number < 0 || number > 65535 {
+		return invalid(key, "%q has no valid port", address)
+	}
+	return nil
+}
+
+func checkTLS(key string, tls TLS) error {
+	if !tls.Enabled {
+		return nil
+	}
+	if tls.CertFile == "" {
+		return invalid(key+".cert_file", "must name a PEM file when %s.enabled", key)
+	}
+	if tls.KeyFile == "" {
+		return invalid(key+".key_file", "must name a PEM file when %s.enabled", key)
+	}
+	return nil
+}
+
+// ParseCPUs reads cpu_allocation: "all" (0..available-1), a count "N"
+// (the first N), or a list "0-3,6". available bounds the count forms.
+func ParseCPUs(text string, available int) ([]int, error) {
+	text = strings.TrimSpace(text)
+	if text == "all" {
+		return span(0, available-1), nil
+	}
+	if count, err := strconv.Atoi(text); err == nil {
+		if count < 1 || count > cpuCountMax {
+			return nil, fmt.Errorf("count %d is outside [1, %d]", count, cpuCountMax)
+		}
+		return span(0, count-1), nil
+	}
+	var cpus []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(text, ",") {
+		first, last, err := parseRange(strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		for cpu := first; cpu <= last; cpu++ {
+			if seen[cpu] {
+				return nil, fmt.Errorf("CPU %d listed twice", cpu)
+			}
+			seen[cpu] = true
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus, nil
+}
+
+func parseRange(part string) (first, last int, err error) {
+	low, high, isRange := strings.Cut(part, "-")
+	first, errLow := strconv.Atoi(low)
+	last, errHigh := first, error(nil)
+	if isRange {
+		last, errHigh = strconv.Atoi(high)
+	}
+	if errLow != nil || errHigh != nil || first < 0 || last < first || last >= cpuCountMax {
+		return 0, 0, fmt.Errorf("%q is not a CPU, a CPU range like 0-3, \"all\" or a count", part)
+	}
+	return first, last, nil
+}
+
+func span(first, last int) []int {
+	cpus := make([]int, 0, last-first+1)
+	for cpu := first; cpu <= last; cpu++ {
+		cpus = append(cpus, cpu)
+	}
+	return cpus
+}

@@ -1,0 +1,269 @@
+package ring
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// Pool is a set of equally sized, page-aligned buffers in one anonymous
+// mapping outside the Go heap: the GC never moves or frees memory the kernel
+// holds, and O_DIRECT accepts every buffer. A Pool may be registered with one
+// ring as its fixed buffers (Ring.RegisterBuffers) for READ_FIXED and
+// WRITE_FIXED.
+//
+// Ownership: a buffer is free, held by the caller (after Acquire, and after
+// Reclaim), or lent to the kernel (from the Prep call that names it until
+// the caller sees its final CQE and calls Reclaim). Touching a lent buffer,
+// lending it twice or releasing it while lent panics. A Pool is not safe for
+// concurrent use.
+type Pool struct {
+	memory      []byte
+	bufferBytes int
+	states      []bufferState
+	free        []uint32 // stack of free buffer indexes
+	lentCount   int
+	registered  *Ring // the ring holding this pool as fixed buffers
+}
+
+type bufferState uint8
+
+const (
+	bufferFree bufferState = iota
+	bufferHeld
+	bufferLent
+)
+
+// Buf is a handle to one buffer of a Pool.
+type Buf struct {
+	pool  *Pool
+	index uint32
+}
+
+// NewPool maps count buffers of bufferBytes each (a multiple of PageBytes).
+// liburing: none (it leaves buffer memory to the application; its tests use
+// posix_memalign, here mmap keeps the memory outside the Go heap).
+func NewPool(count, bufferBytes int) (*Pool, error) {
+	if count <= 0 || count > PoolBuffersMax {
+		return nil, fmt.Errorf("ring: pool of %d buffers, want 1..%d", count, PoolBuffersMax)
+	}
+	if bufferBytes <= 0 || bufferBytes > BufferBytesMax || bufferBytes%PageBytes != 0 {
+		return nil, fmt.Errorf("ring: pool buffer of %d bytes, want a multiple of %d up to %d",
+			bufferBytes, PageBytes, BufferBytesMax)
+	}
+	memory, err := mmapAnonymous(count * bufferBytes)
+	if err != nil {
+		return nil, fmt.Errorf("ring: map pool of %d × %d bytes: %w", count, bufferBytes, err)
+	}
+	pool := &Pool{
+		memory:      memory,
+		bufferBytes: bufferBytes,
+		states:      make([]bufferState, count),
+		free:        make([]uint32, count),
+	}
+	for i := range pool.free {
+		pool.free[i] = uint32(count - 1 - i)
+	}
+	return pool, nil
+}
+
+// Close unmaps the pool. No buffer may be lent: the kernel would write into
+// memory that no longer exists.
+func (p *Pool) Close() {
+	invariant.Assert(p.lentCount == 0, "pool closed with buffers lent to the kernel")
+	invariant.Assert(p.registered == nil, "pool closed while registered with a ring")
+	munmap(p.memory)
+	p.memory = nil
+}
+
+// Acquire takes a free buffer, or returns false when all are in use.
+func (p *Pool) Acquire() (Buf, bool) {
+	if len(p.free) == 0 {
+		return Buf{}, false
+	}
+	index := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	invariant.Assert(p.states[index] == bufferFree, "free list holds a used buffer")
+	p.states[index] = bufferHeld
+	return Buf{pool: p, index: index}, true
+}
+
+// Release returns a held buffer to the pool.
+func (p *Pool) Release(b Buf) {
+	invariant.Assert(b.pool == p, "buffer released to another pool")
+	invariant.Assert(p.states[b.index] == bufferHeld, "released buffer is not held (lent or already free)")
+	p.states[b.index] = bufferFree
+	p.free = append(p.free, b.index)
+}
+
+// Reclaim takes a buffer back from the kernel once the final CQE of the
+// operation that was lent it has arrived (for SEND_ZC: the notification).
+func (p *Pool) Reclaim(b Buf) {
+	invariant.Assert(b.pool == p, "buffer reclaimed into another pool")
+	invariant.Assert(p.states[b.index] == bufferLent, "reclaimed buffer was not lent")
+	p.states[b.index] = bufferHeld
+	p.lentCount--
+}
+
+// FreeCount is the number of buffers Acquire can still hand out.
+func (p *Pool) FreeCount() int { return len(p.free) }
+
+// LentCount is the number of buffers the kernel holds.
+func (p *Pool) LentCount() int { return p.lentCount }
+
+// BufferBytes is the size of each buffer.
+func (p *Pool) BufferBytes() int { return p.bufferBytes }
+
+// Len is the number of buffers.
+func (p *Pool) Len() int { return len(p.states) }
+
+// lend marks a held buffer as owned by the kernel and returns the address of
+// [start, end) in it.
+func (p *Pool) lend(b Buf, start, end int) uint64 {
+	invariant.Assert(b.pool == p, "buffer of another pool")
+	invariant.Assert(p.states[b.index] == bufferHeld, "buffer lent while not held (already lent, or free)")
+	invariant.Assert(0 <= start && start <= end, "buffer span reversed")
+	invariant.Assert(end <= p.bufferBytes, "buffer span past its end")
+	p.states[b.index] = bufferLent
+	p.lentCount++
+	return uint64(uintptr(unsafe.Pointer(&p.memory[int(b.index)*p.bufferBytes]))) + uint64(start)
+}
+
+// Bytes is the whole buffer. The caller may use it only while it holds the
+// buffer; once lent, the kernel owns the memory.
+func (b Buf) Bytes() []byte {
+	invariant.Assert(b.pool != nil, "zero Buf")
+	invariant.Assert(b.pool.states[b.index] == bufferHeld, "bytes of a buffer the caller does not hold")
+	offset := int(b.index) * b.pool.bufferBytes
+	return b.pool.memory[offset : offset+b.pool.bufferBytes : offset+b.pool.bufferBytes]
+}
+
+// Index is the buffer's position in its pool, which is also its fixed
+// buffer index when the pool is registered.
+func (b Buf) Index() int { return int(b.index) }
+
+// Pool is the pool the buffer belongs to.
+func (b Buf) Pool() *Pool { return b.pool }
+
+// Vec is a list of buffer spans for READV, WRITEV and SENDMSG. Its iovec
+// array and message header live in the Vec, which the caller keeps until the
+// CQE arrives; Prep lends every buffer, and Vec.Reclaim takes them back.
+type Vec struct {
+	iovecs  []unix.Iovec
+	buffers []Buf
+	header  unix.Msghdr
+	lent    bool
+}
+
+// NewVec allocates a Vec for up to capacity spans (at most VecBuffersMax).
+// liburing: none (struct iovec arrays are the caller's).
+func NewVec(capacity int) *Vec {
+	invariant.Assert(capacity > 0, "empty Vec")
+	invariant.Assert(capacity <= VecBuffersMax, "Vec larger than VecBuffersMax")
+	return &Vec{iovecs: make([]unix.Iovec, 0, capacity), buffers: make([]Buf, 0, capacity)}
+}
+
+// Add appends [start, end) of a held buffer; it returns false when full.
+// The same buffer may not appear twice.
+func (v *Vec) Add(b Buf, start, end int) bool {
+	invariant.Assert(!v.lent, "Vec changed while lent")
+	if len(v.iovecs) == cap(v.iovecs) {
+		return false
+	}
+	bytes := b.Bytes()[start:end]
+	var iovec unix.Iovec
+	if len(bytes) > 0 {
+		iovec.Base = &bytes[0]
+	}
+	iovec.SetLen(len(bytes))
+	v.iovecs = append(v.iovecs, iovec)
+	v.buffers = append(v.buffers, b)
+	return true
+}
+
+// Reset empties a Vec that is not lent.
+func (v *Vec) Reset() {
+	invariant.Assert(!v.lent, "Vec reset while lent")
+	v.iovecs = v.iovecs[:0]
+	v.buffers = v.buffers[:0]
+}
+
+// Len is the number of spans.
+func (v *Vec) Len() int { return len(v.iovecs) }
+
+// Buffers are the buffers of the spans, in order.
+func (v *Vec) Buffers() []Buf { return v.buffers }
+
+// lend marks every buffer as owned by the kernel and returns the iovec
+// array's address.
+func (v *Vec) lend() uint64 {
+	invariant.Assert(!v.lent, "Vec lent twice")
+	invariant.Assert(len(v.iovecs) > 0, "empty Vec lent")
+	for i, b := range v.buffers {
+		address := b.pool.lend(b, 0, 0)
+		invariant.Assert(uint64(uintptr(unsafe.Pointer(v.iovecs[i].Base))) >= address, "iovec outside its buffer")
+	}
+	v.lent = true
+	return uint64(uintptr(unsafe.Pointer(&v.iovecs[0])))
+}
+
+// Reclaim takes every buffer back after the Vec's CQE arrived.
+func (v *Vec) Reclaim() {
+	invariant.Assert(v.lent, "Vec reclaimed while not lent")
+	for _, b := range v.buffers {
+		b.pool.Reclaim(b)
+	}
+	v.lent = false
+}
+
+// Path is a NUL-terminated path for OPENAT. The ring keeps it reachable until
+// the SQE naming it is submitted (the kernel copies it then).
+type Path struct {
+	bytes []byte
+}
+
+// NewPath copies name into a Path. A name holding NUL is an error.
+func NewPath(name string) (*Path, error) {
+	bytes, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return nil, fmt.Errorf("ring: path %q: %w", name, err)
+	}
+	return &Path{bytes: unsafe.Slice(bytes, len(name)+1)}, nil
+}
+
+// Sockaddr is a socket address for CONNECT, in the kernel's layout. The ring
+// keeps it reachable until submit; the caller keeps it until the CQE.
+type Sockaddr struct {
+	raw    unix.RawSockaddrAny
+	length uint32
+}
+
+// NewSockaddr converts an IPv4 or IPv6 address.
+func NewSockaddr(address unix.Sockaddr) (*Sockaddr, error) {
+	var sockaddr Sockaddr
+	switch typed := address.(type) {
+	case *unix.SockaddrInet4:
+		raw := (*unix.RawSockaddrInet4)(unsafe.Pointer(&sockaddr.raw))
+		raw.Family = unix.AF_INET
+		raw.Port = hostToNetwork16(uint16(typed.Port))
+		raw.Addr = typed.Addr
+		sockaddr.length = unix.SizeofSockaddrInet4
+	case *unix.SockaddrInet6:
+		raw := (*unix.RawSockaddrInet6)(unsafe.Pointer(&sockaddr.raw))
+		raw.Family = unix.AF_INET6
+		raw.Port = hostToNetwork16(uint16(typed.Port))
+		raw.Addr = typed.Addr
+		raw.Scope_id = typed.ZoneId
+		sockaddr.length = unix.SizeofSockaddrInet6
+	default:
+		return nil, fmt.Errorf("ring: socket address %T not supported (IPv4 and IPv6 only)", address)
+	}
+	return &sockaddr, nil
+}
+
+// hostToNetwork16 swaps a port into network byte order (ring runs on
+// little-endian machines only, see TestABISizes).
+func hostToNetwork16(value uint16) uint16 { return value<<8 | value>>8 }

@@ -1,0 +1,111 @@
+package ring
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// register calls io_uring_register(2), retrying EINTR (a registration may
+// wait for the ring to go idle). liburing: __sys_io_uring_register.
+func register(fd int, opcode uintptr, arg unsafe.Pointer, count uint32) error {
+	for range enterRetriesMax {
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(fd), opcode, uintptr(arg), uintptr(count), 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	invariant.Assert(false, "io_uring_register interrupted without end")
+	return unix.EINTR
+}
+
+// RegisterBuffers registers every buffer of pool as the ring's fixed
+// buffers: buffer i is fixed buffer index i, and the kernel pins its pages
+// once instead of per operation. A ring holds at most one pool.
+// liburing: io_uring_register_buffers.
+func (r *Ring) RegisterBuffers(pool *Pool) error {
+	r.assertOwner()
+	invariant.Assert(r.pool == nil, "ring already holds fixed buffers")
+	invariant.Assert(pool.registered == nil, "pool already registered with a ring")
+	iovecs := make([]unix.Iovec, pool.Len())
+	for i := range iovecs {
+		iovecs[i].Base = &pool.memory[i*pool.bufferBytes]
+		iovecs[i].SetLen(pool.bufferBytes)
+	}
+	if err := register(r.fd, registerBuffers, unsafe.Pointer(&iovecs[0]), uint32(len(iovecs))); err != nil {
+		return fmt.Errorf("ring: register %d fixed buffers of %d bytes: %w", len(iovecs), pool.bufferBytes, err)
+	}
+	r.pool = pool
+	pool.registered = r
+	return nil
+}
+
+// UnregisterBuffers releases the fixed buffers. No buffer may be lent.
+// liburing: io_uring_unregister_buffers.
+func (r *Ring) UnregisterBuffers() error {
+	r.assertOwner()
+	invariant.Assert(r.pool != nil, "ring holds no fixed buffers")
+	invariant.Assert(r.pool.lentCount == 0, "fixed buffers unregistered while lent")
+	if err := register(r.fd, unregisterBuffers, nil, 0); err != nil {
+		return fmt.Errorf("ring: unregister fixed buffers: %w", err)
+	}
+	r.pool.registered = nil
+	r.pool = nil
+	return nil
+}
+
+// RegisterFiles registers fds as the ring's fixed files (slot i holds
+// fds[i]; -1 leaves a slot empty). An SQE with FlagFixedFile names a slot
+// instead of an fd. liburing: io_uring_register_files.
+func (r *Ring) RegisterFiles(fds []int32) error {
+	r.assertOwner()
+	invariant.Assert(r.filesCount == 0, "ring already holds fixed files")
+	if len(fds) == 0 || len(fds) > FilesMax {
+		return fmt.Errorf("ring: register %d files, want 1..%d", len(fds), FilesMax)
+	}
+	if err := register(r.fd, registerFiles, unsafe.Pointer(&fds[0]), uint32(len(fds))); err != nil {
+		return fmt.Errorf("ring: register %d files: %w", len(fds), err)
+	}
+	r.filesCount = len(fds)
+	return nil
+}
+
+// UpdateFiles replaces slots [offset, offset+len(fds)) of the fixed files
+// (-1 empties a slot). liburing: io_uring_register_files_update.
+func (r *Ring) UpdateFiles(offset uint32, fds []int32) error {
+	r.assertOwner()
+	invariant.Assert(len(fds) > 0, "empty files update")
+	if int(offset)+len(fds) > r.filesCount {
+		return fmt.Errorf("ring: update files [%d, %d) past the %d registered", offset, int(offset)+len(fds), r.filesCount)
+	}
+	update := filesUpdate{offset: offset, fds: uint64(uintptr(unsafe.Pointer(&fds[0])))}
+	count, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFilesUpdate,
+		uintptr(unsafe.Pointer(&update)), uintptr(len(fds)), 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("ring: update files at %d: %w", offset, errno)
+	}
+	invariant.Assert(int(count) <= len(fds), "kernel updated more files than given")
+	if int(count) != len(fds) {
+		return fmt.Errorf("ring: update files at %d: %d of %d updated", offset, count, len(fds))
+	}
+	return nil
+}
+
+// UnregisterFiles drops the fixed file table. liburing:
+// io_uring_unregister_files.
+func (r *Ring) UnregisterFiles() error {
+	r.assertOwner()
+	invariant.Assert(r.filesCount > 0, "ring holds no fixed files")
+	if err := register(r.fd, unregisterFiles, nil, 0); err != nil {
+		return fmt.Errorf("ring: unregister files: %w", err)
+	}
+	r.filesCount = 0
+	return nil
+}
