@@ -53,7 +53,7 @@ func runCrashCycles(t *testing.T, seed uint64, durability engine.Durability) {
 		t:       t,
 		random:  newRandom(seed),
 		storage: memBackend{enginetest.NewMemStorage(seed)},
-		options: engine.PartitionOptions{Directory: "/data/s0/t0/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet},
+		options: engine.PartitionOptions{Directory: "/data/s0/t0/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet, JournalBytes: 256 << 10},
 		clock:   1,
 	}
 	run.p = mustOpen(t, run.storage, run.options)
@@ -119,9 +119,9 @@ func (r *crashRun) crash(seed uint64) {
 
 // verify polls everything back and compares it with what was assigned.
 func (r *crashRun) verify(storage backend, p *engine.Partition, next uint64) {
-	out := make([]byte, 0, 64<<20)
+	out := make([]byte, 0, 8<<20)
 	for offset := uint64(0); offset < next; {
-		op := &engine.PollOp{Strategy: engine.PollOffset, Value: offset, Count: 1000, Out: out}
+		op := &engine.PollOp{Strategy: engine.PollOffset, Value: offset, Count: 200, Out: out}
 		got := poll(r.t, storage, p, op)
 		if len(got) == 0 {
 			r.t.Fatalf("poll at %d returned nothing, next is %d", offset, next)
