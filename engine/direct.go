@@ -54,6 +54,10 @@ func (s *DirectStorage) Submit(op *Op) {
 		op.Err = os.MkdirAll(op.Path, 0o755)
 	case OpList:
 		op.Names, op.Err = directList(op.Path, op.Names)
+	case OpRename:
+		if err := unix.Rename(op.Path, op.Target); err != nil {
+			op.Err = &os.PathError{Op: "rename", Path: op.Path, Err: err}
+		}
 	default:
 		invariant.Assert(false, "known op code")
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"path/filepath"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -71,6 +72,7 @@ type offsetsPhase uint8
 const (
 	offsetsIdle offsetsPhase = iota
 	offsetsOpening
+	offsetsSyncingDirectory
 	offsetsSizing
 	offsetsReading
 	offsetsWriting
@@ -95,7 +97,7 @@ func (o *consumerOffsets) load(done func(error)) {
 
 func (o *consumerOffsets) callback(op *Op) {
 	switch o.phase {
-	case offsetsOpening, offsetsSizing, offsetsReading:
+	case offsetsOpening, offsetsSyncingDirectory, offsetsSizing, offsetsReading:
 		o.loadStep(op)
 	case offsetsWriting:
 		o.writeDone(op)
@@ -109,12 +111,17 @@ func (o *consumerOffsets) callback(op *Op) {
 func (o *consumerOffsets) loadStep(op *Op) {
 	if op.Err != nil {
 		o.phase = offsetsIdle
-		o.loadDone(&FatalError{Op: "load offsets", Path: o.op.Path, Err: op.Err})
+		o.loadDone(fmt.Errorf("engine: load consumer offsets in %s: %w", o.p.options.Directory, op.Err))
 		return
 	}
 	switch o.phase {
 	case offsetsOpening:
+		// The file may have just been created: its directory entry must be
+		// durable before any offset stored in it is acknowledged.
 		o.file = File(op.Result)
+		o.phase = offsetsSyncingDirectory
+		o.op.Code, o.op.File, o.op.Flags = OpSync, o.p.directory, OpenDirectory
+	case offsetsSyncingDirectory:
 		o.phase = offsetsSizing
 		o.op.Code, o.op.File, o.op.Flags = OpSize, o.file, 0
 	case offsetsSizing:

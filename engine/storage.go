@@ -28,6 +28,9 @@ const (
 	OpMkdir
 	// OpList appends the names in directory Path to Names (sorted).
 	OpList
+	// OpRename renames Path to Target, replacing Target atomically; the
+	// change is durable after an OpSync of the directory.
+	OpRename
 )
 
 // OpenFlags select how OpOpen opens a file.
@@ -57,6 +60,7 @@ type Op struct {
 	Flags    OpenFlags
 	File     File
 	Path     string
+	Target   string
 	Buffer   []byte
 	Position int64
 	// Names receives OpList results; the caller provides its capacity.

@@ -125,6 +125,14 @@ func (s *MemStorage) execute(op *engine.Op) {
 	case engine.OpMkdir:
 	case engine.OpList:
 		op.Names = s.list(op.Path, op.Names)
+	case engine.OpRename:
+		file, ok := s.files[op.Path]
+		if !ok {
+			op.Err = syscall.ENOENT
+			return
+		}
+		s.files[op.Target] = file
+		delete(s.files, op.Path)
 	default:
 		op.Err = syscall.ENOSYS
 	}
