@@ -25,7 +25,13 @@ type crashRun struct {
 	serial   uint64
 	clock    uint64
 	ops      []*engine.AppendOp
+	// stores are the offsets submitted for the test consumer, in order;
+	// storeAcked is the index of the last acknowledged one (-1: none).
+	stores     []uint64
+	storeAcked int
 }
+
+var crashConsumer = engine.Consumer{Kind: engine.ConsumerGroup, ID: 9}
 
 // TestCrashRecovery appends with random group-commit points, crashes at a
 // random moment into a clone that keeps synced bytes plus a seeded share
@@ -50,11 +56,12 @@ func TestCrashRecovery(t *testing.T) {
 
 func runCrashCycles(t *testing.T, seed uint64, durability engine.Durability) {
 	run := &crashRun{
-		t:       t,
-		random:  newRandom(seed),
-		storage: memBackend{enginetest.NewMemStorage(seed)},
-		options: engine.PartitionOptions{Directory: "/data/s0/t0/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet, JournalBytes: 256 << 10},
-		clock:   1,
+		t:          t,
+		random:     newRandom(seed),
+		storage:    memBackend{enginetest.NewMemStorage(seed)},
+		options:    engine.PartitionOptions{Directory: "/data/s0/t0/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet, JournalBytes: 256 << 10},
+		clock:      1,
+		storeAcked: -1,
 	}
 	run.p = mustOpen(t, run.storage, run.options)
 	for cycle := 0; cycle < 4; cycle++ {
@@ -86,7 +93,47 @@ func (r *crashRun) step() {
 		r.assigned = append(r.assigned, messages...)
 		r.ops = append(r.ops, op)
 	}
+	if r.random.IntN(5) == 0 && r.p.OffsetNext() > 0 {
+		r.storeOffset()
+	}
 	r.storage.Run(r.random.IntN(8))
+}
+
+func (r *crashRun) storeOffset() {
+	index := len(r.stores)
+	offset := uint64(r.random.IntN(int(r.p.OffsetNext())))
+	op := &engine.OffsetOp{Consumer: crashConsumer, Offset: offset}
+	op.Done = func(op *engine.OffsetOp) {
+		if op.Err != nil {
+			r.t.Fatalf("store offset: %v", op.Err)
+		}
+		r.storeAcked = max(r.storeAcked, index)
+	}
+	if err := r.p.StoreOffset(op); err != nil {
+		r.t.Fatalf("store offset: %v", err)
+	}
+	r.stores = append(r.stores, offset)
+}
+
+// checkOffset: the recovered offset is the last acknowledged store or a
+// later one; under DurabilityPersisted it cannot be missing once one was
+// acknowledged.
+func (r *crashRun) checkOffset(p *engine.Partition) {
+	stored, ok := p.StoredOffset(crashConsumer)
+	if !ok {
+		if r.storeAcked >= 0 && r.options.Durability == engine.DurabilityPersisted {
+			r.t.Fatalf("acknowledged consumer offset %d lost", r.stores[r.storeAcked])
+		}
+		return
+	}
+	for index := max(r.storeAcked, 0); index < len(r.stores); index++ {
+		if r.stores[index] == stored {
+			return
+		}
+	}
+	if r.options.Durability == engine.DurabilityPersisted || r.storeAcked < 0 {
+		r.t.Fatalf("recovered consumer offset %d was not stored at or after the last acknowledged one", stored)
+	}
 }
 
 func (r *crashRun) appendDone(op *engine.AppendOp) {
@@ -111,6 +158,11 @@ func (r *crashRun) crash(seed uint64) {
 		t.Fatalf("phantom offsets: recovered up to %d, only %d assigned", next, len(r.assigned))
 	}
 	r.verify(clone, p, next)
+	r.checkOffset(p)
+	r.stores, r.storeAcked = r.stores[:0], -1
+	if stored, ok := p.StoredOffset(crashConsumer); ok {
+		r.stores, r.storeAcked = append(r.stores, stored), 0
+	}
 	r.storage, r.p = clone, p
 	r.assigned = r.assigned[:next]
 	r.acked = next

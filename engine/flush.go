@@ -53,6 +53,13 @@ func (p *Partition) flushCallback(op *Op) {
 		p.writeDone(op)
 	case flushSyncing:
 		p.syncDone(op)
+	case flushTruncating:
+		if op.Err != nil {
+			p.logger.Warn("truncating after a failed write failed; the next write overwrites", "error", op.Err)
+		}
+		p.flushPhase = flushIdle
+		p.startFlush()
+		p.resume()
 	default:
 		invariant.Assert(false, "flush completion in a flush phase")
 	}
@@ -135,7 +142,6 @@ func (p *Partition) writeFailed(err error) {
 		return
 	}
 	p.inflight = nil
-	p.flushPhase = flushIdle
 	p.offsetNext = p.offsetVisible
 	p.dedup.reset()
 	other := p.pending
@@ -143,12 +149,16 @@ func (p *Partition) writeFailed(err error) {
 	p.acks = append(p.acks, other.ops...)
 	other.reset(buffer.segment, buffer.filePosition, buffer.data[:buffer.prefixBytes])
 	buffer.reset(buffer.segment, buffer.filePosition, nil)
+	p.flushPhase = flushTruncating
+	p.flushOp.Code = OpTruncate
+	p.flushOp.Buffer = nil
+	p.flushOp.Position = buffer.segment.sizeBytes
+	p.storage.Submit(&p.flushOp)
 	for _, op := range p.acks {
 		op.Err = wrapped
 		op.Done(op)
 	}
 	clear(p.acks)
-	p.resume()
 }
 
 // Tick retries a stalled write; the shard calls it periodically.

@@ -71,6 +71,9 @@ const (
 	// flushStalled holds a failed write of a memory-durability partition
 	// (already acknowledged) until Tick retries it.
 	flushStalled
+	// flushTruncating cuts what a failed write may have left past the
+	// segment's end, so unacknowledged batches never reappear at recovery.
+	flushTruncating
 )
 
 // AppendOp appends one batch record. The caller owns it until Done runs.
