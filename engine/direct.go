@@ -47,9 +47,7 @@ func (s *DirectStorage) Submit(op *Op) {
 	case OpTruncate:
 		op.Err = unix.Ftruncate(int(op.File), op.Position)
 	case OpRemove:
-		if err := unix.Unlink(op.Path); err != nil && !errors.Is(err, unix.ENOENT) {
-			op.Err = &os.PathError{Op: "unlink", Path: op.Path, Err: err}
-		}
+		op.Err = directRemove(op.Path)
 	case OpMkdir:
 		op.Err = os.MkdirAll(op.Path, 0o755)
 	case OpList:
@@ -156,6 +154,17 @@ func directSync(fd int, flags OpenFlags) error {
 			return err
 		}
 	}
+}
+
+func directRemove(path string) error {
+	err := unix.Unlink(path)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
+		err = unix.Rmdir(path)
+	}
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
 }
 
 func directList(path string, names []string) ([]string, error) {

@@ -71,3 +71,11 @@ const indexIntervalBytes = 64 << 10
 
 // indexBufferBytes is the aligned buffer of one .index write.
 const indexBufferBytes = 64 << 10
+
+// Defaults that configs shows and validates against.
+const (
+	// SegmentBytesDefault is the default soft segment size (1 GiB).
+	SegmentBytesDefault = segmentBytesDefault
+	// CacheBytesDefault is the default per-shard cache budget.
+	CacheBytesDefault = cacheBytesDefault
+)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
@@ -194,4 +195,23 @@ func TestDedupWindow(t *testing.T) {
 	got := poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 10})
 	want := []enginetest.Message{message(1), message(2), message(3), message(4), message(1)}
 	compareMessages(t, got, want, 0)
+}
+
+// TestDeletePartition removes a partition's files and directory.
+func TestDeletePartition(t *testing.T) {
+	directory := t.TempDir() + "/p7"
+	storage := directBackend{engine.NewDirectStorage()}
+	options := testOptions()
+	options.Directory = directory
+	p, _ := filled(t, storage, options, 150)
+	var deleteErr error
+	called := 0
+	p.Delete(func(err error) { deleteErr, called = err, called+1 })
+	storage.drain()
+	if called != 1 || deleteErr != nil {
+		t.Fatalf("delete: called %d, %v", called, deleteErr)
+	}
+	if _, err := os.Stat(directory); !os.IsNotExist(err) {
+		t.Fatalf("directory still there: %v", err)
+	}
 }

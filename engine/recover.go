@@ -172,6 +172,9 @@ func (r *recovery) sortNames() error {
 		}
 	}
 	r.names = orphans
+	if len(r.stems) > segmentsMax {
+		return fmt.Errorf("engine: %s holds %d segments, more than %d", r.p.options.Directory, len(r.stems), segmentsMax)
+	}
 	return r.nextOrphan()
 }
 

@@ -21,7 +21,8 @@ const (
 	OpSize
 	// OpTruncate sets File's size to Position bytes.
 	OpTruncate
-	// OpRemove unlinks Path; a missing path is not an error.
+	// OpRemove unlinks Path, or removes it when it is an empty directory;
+	// a missing path is not an error.
 	OpRemove
 	// OpMkdir creates Path and its parents; an existing directory is not
 	// an error.
