@@ -288,3 +288,30 @@ func TestRegisteredFiles(t *testing.T) {
 		t.Fatalf("UnregisterFiles: %v", err)
 	}
 }
+
+// TestPoolFind maps slices back to their buffers: inside one buffer it must
+// find the buffer and offset; across a boundary, outside the pool or empty,
+// it must refuse.
+func TestPoolFind(t *testing.T) {
+	pool := newTestPool(t, 3, PageBytes)
+	first, _ := pool.Acquire()
+	second, _ := pool.Acquire()
+	found, start, ok := pool.Find(second.Bytes()[100:200])
+	if !ok || found != second || start != 100 {
+		t.Fatalf("Find(second[100:200]) = %v, %d, %v", found.Index(), start, ok)
+	}
+	if found, start, ok := pool.Find(first.Bytes()); !ok || found != first || start != 0 {
+		t.Fatalf("Find(first) = %v, %d, %v", found.Index(), start, ok)
+	}
+	whole := pool.memory[:2*PageBytes]
+	rejects := map[string][]byte{
+		"across a boundary": whole[PageBytes-1 : PageBytes+1],
+		"outside the pool":  make([]byte, 8),
+		"empty":             first.Bytes()[:0],
+	}
+	for name, data := range rejects {
+		if _, _, ok := pool.Find(data); ok {
+			t.Errorf("Find accepted a slice %s", name)
+		}
+	}
+}

@@ -120,6 +120,30 @@ func (p *Pool) BufferBytes() int { return p.bufferBytes }
 // Len is the number of buffers.
 func (p *Pool) Len() int { return len(p.states) }
 
+// Find locates data in the pool: the buffer holding its first byte and the
+// offset of that byte in it. ok is false when data is empty, lies outside
+// the pool, or runs past the end of its buffer. It lets a caller that hands
+// out Bytes() slices map a slice back to the Buf that owns it.
+// liburing: none.
+func (p *Pool) Find(data []byte) (b Buf, start int, ok bool) {
+	if len(data) == 0 || len(p.memory) == 0 {
+		return Buf{}, 0, false
+	}
+	base := uintptr(unsafe.Pointer(&p.memory[0]))
+	address := uintptr(unsafe.Pointer(&data[0]))
+	if address < base || address-base >= uintptr(len(p.memory)) {
+		return Buf{}, 0, false
+	}
+	offset := int(address - base)
+	index := offset / p.bufferBytes
+	start = offset - index*p.bufferBytes
+	if start+len(data) > p.bufferBytes {
+		return Buf{}, 0, false
+	}
+	invariant.Assert(index < len(p.states), "found buffer index past the pool")
+	return Buf{pool: p, index: uint32(index)}, start, true
+}
+
 // lend marks a held buffer as owned by the kernel and returns the address of
 // [start, end) in it.
 func (p *Pool) lend(b Buf, start, end int) uint64 {

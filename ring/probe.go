@@ -158,7 +158,9 @@ var probeOnce struct {
 	err      error
 }
 
-// Probe returns the kernel's io_uring features, probed once per process.
+// Probe returns the kernel's io_uring features, probed once per process
+// (the result, error included, is kept: the kernel does not change under a
+// running process).
 // liburing: io_uring_get_probe plus the setup-flag trials of its test suite.
 func Probe() (Features, error) {
 	probeOnce.Do(func() {

@@ -51,6 +51,13 @@ func (r *Ring) SQPending() uint32 { return r.sq.tailNew - atomic.LoadUint32(r.sq
 // io_uring_enter while idle. liburing: cq_ring_needs_flush.
 func (r *Ring) CompletionsHeld() bool { return r.completionsNeedEnter() }
 
+// Counters are the kernel's counts of SQEs it dropped as invalid and of
+// CQEs it could not post (with FeatNoDrop, only on allocation failure).
+// Both should stay zero; a shard exports them as metrics.
+func (r *Ring) Counters() (sqDropped, cqOverflow uint32) {
+	return atomic.LoadUint32(r.sq.dropped), atomic.LoadUint32(r.cq.overflow)
+}
+
 // CQReady is the number of CQEs waiting to be reaped (without entering the
 // kernel: with deferred task work, completions appear only after a
 // Submit or SubmitAndWait). liburing: io_uring_cq_ready.
@@ -96,7 +103,9 @@ func (r *Ring) Submit() (int, error) {
 // waitCount CQEs are ready or timeout passes (timeout <= 0: no timeout). With
 // waitCount 0 it never blocks but still runs deferred completions, which makes
 // it the call for a polling loop. On timeout it returns ErrTimeout. An EINTR
-// restarts the wait with the whole timeout. liburing:
+// restarts the wait with the whole timeout. EBUSY or EAGAIN mean the kernel
+// cannot take more work until completions are reaped: reap, then call again.
+// liburing:
 // io_uring_submit_and_wait_timeout.
 func (r *Ring) SubmitAndWait(waitCount uint32, timeout time.Duration) (int, error) {
 	r.assertOwner()
@@ -135,7 +144,7 @@ func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg) (int, e
 			continue
 		}
 		if errno != 0 {
-			return 0, errno
+			return 0, r.enterError(errno)
 		}
 		invariant.Assert(uint32(submitted) <= submit, "kernel consumed more SQEs than offered")
 		return int(submitted), nil
@@ -143,6 +152,29 @@ func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg) (int, e
 	invariant.Assert(false, "io_uring_enter interrupted without end")
 	return 0, unix.EINTR
 }
+
+// enterError names the likely cause when a single-issuer ring is entered
+// from a foreign thread: the kernel says EEXIST, or EINVAL/EBADF when the
+// registered ring fd is missing from that thread's table. It costs a gettid
+// only on the error path.
+func (r *Ring) enterError(errno unix.Errno) error {
+	foreign := errno == unix.EEXIST || errno == unix.EINVAL || errno == unix.EBADF
+	if foreign && r.flags&SetupSingleIssuer != 0 && unix.Gettid() != r.ownerTID {
+		return &NotOwnerError{Err: errno}
+	}
+	return errno
+}
+
+// NotOwnerError reports a single-issuer ring used from a thread other than
+// the one that created it (see invariant 1): a bug in the caller.
+type NotOwnerError struct{ Err unix.Errno }
+
+func (e *NotOwnerError) Error() string {
+	return "ring: single-issuer ring used from a thread other than its creator (" + e.Err.Error() + ")"
+}
+
+// Unwrap returns the kernel's errno.
+func (e *NotOwnerError) Unwrap() error { return e.Err }
 
 // Reap calls handle for each ready CQE, at most CompletionsPerReapMax, then
 // releases them to the kernel, and returns how many it handled. It does not

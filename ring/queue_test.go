@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
 )
 
 // TestTimeoutFires arms a 20 ms TIMEOUT and checks it completes with ETIME,
@@ -295,5 +297,42 @@ func TestCompletionsHeldUntilEnter(t *testing.T) {
 	}
 	if r.CompletionsHeld() {
 		t.Fatal("completions still held after entering")
+	}
+}
+
+// TestSubmitFromAnotherThread checks invariant 1 from both sides: in
+// invariant builds a submit from a thread other than the creator panics;
+// otherwise the kernel refuses it, reported as a NotOwnerError, and nothing
+// is lost.
+func TestSubmitFromAnotherThread(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	if r.SetupFlags()&SetupSingleIssuer == 0 {
+		t.Skip("kernel lacks IORING_SETUP_SINGLE_ISSUER")
+	}
+	sqe := mustSQE(t, r)
+	sqe.PrepNop()
+	sqe.SetUserData(1)
+	type outcome struct {
+		panicked bool
+		err      error
+	}
+	result := make(chan outcome)
+	go func() {
+		runtime.LockOSThread() // A fresh thread: the creator stays locked to the test.
+		defer runtime.UnlockOSThread()
+		var got outcome
+		got.panicked = panics(func() { _, got.err = r.Submit() })
+		result <- got
+	}()
+	got := <-result
+	if invariant.Enabled {
+		if !got.panicked {
+			t.Fatal("submit from another thread did not panic in an invariant build")
+		}
+	} else if notOwner := (*NotOwnerError)(nil); got.panicked || !errors.As(got.err, &notOwner) {
+		t.Fatalf("submit from another thread: panicked %v, err %v; want a NotOwnerError", got.panicked, got.err)
+	}
+	if cqe := waitFor(t, r, 1, nil); cqe.Res != 0 {
+		t.Fatalf("NOP from the owner after the refused submit: %v", cqe.Err())
 	}
 }

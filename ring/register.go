@@ -2,6 +2,7 @@ package ring
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -88,6 +89,7 @@ func (r *Ring) UpdateFiles(offset uint32, fds []int32) error {
 	update := filesUpdate{offset: offset, fds: uint64(uintptr(unsafe.Pointer(&fds[0])))}
 	count, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFilesUpdate,
 		uintptr(unsafe.Pointer(&update)), uintptr(len(fds)), 0, 0)
+	runtime.KeepAlive(fds) // update.fds is a uint64 the GC does not see.
 	if errno != 0 {
 		return fmt.Errorf("ring: update files at %d: %w", offset, errno)
 	}

@@ -108,14 +108,7 @@ func New(options Options) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	flags := options.SetupFlags
-	if flags == 0 {
-		flags = chooseSetupFlags(&features, options.Shared)
-	}
-	if !features.HasSetup(flags) {
-		return nil, fmt.Errorf("ring: setup flags %#x not offered by the kernel (offered %#x)", flags, features.SetupFlags)
-	}
-	r, err := create(sqEntries, cqEntries, flags|SetupCQSize)
+	r, err := createWithFlags(&features, options, sqEntries, cqEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +138,33 @@ func queueSizes(options Options) (uint32, uint32, error) {
 		return 0, 0, fmt.Errorf("ring: %d CQ entries, want %d..%d", cqEntries, sqEntries, CQEntriesMax)
 	}
 	return sqEntries, cqEntries, nil
+}
+
+// createWithFlags creates the ring with the caller's flags, or with the
+// probed choice. Each probed flag was accepted alone; should the kernel
+// refuse their combination (EINVAL), the optional ones are dropped in turn
+// before giving up. liburing: none.
+func createWithFlags(features *Features, options Options, sqEntries, cqEntries uint32) (*Ring, error) {
+	if options.SetupFlags != 0 {
+		if !features.HasSetup(options.SetupFlags) {
+			return nil, fmt.Errorf("ring: setup flags %#x not offered by the kernel (offered %#x)",
+				options.SetupFlags, features.SetupFlags)
+		}
+		return create(sqEntries, cqEntries, options.SetupFlags|SetupCQSize)
+	}
+	chosen := chooseSetupFlags(features, options.Shared)
+	invariant.Assert(features.HasSetup(chosen), "chose a setup flag the kernel refused")
+	optional := [...]uint32{0, SetupNoSQArray, SetupNoSQArray | SetupSubmitAll,
+		SetupNoSQArray | SetupSubmitAll | SetupTaskrunFlag}
+	var err error
+	for _, dropped := range optional {
+		var r *Ring
+		r, err = create(sqEntries, cqEntries, chosen&^dropped|SetupCQSize)
+		if !errors.Is(err, unix.EINVAL) {
+			return r, err
+		}
+	}
+	return nil, fmt.Errorf("ring: setup with flags %#x: %w", chosen, err)
 }
 
 // chooseSetupFlags picks the fastest flags the kernel offers: a single
@@ -273,8 +293,9 @@ func (r *Ring) registerRingFD() error {
 
 // Close unregisters the ring fd (before closing it: a leaked slot makes a
 // later registration on this thread fail with EBUSY), unmaps the rings and
-// closes the fd. In-flight operations are cancelled by the kernel; buffers
-// they held stay lent, so close pools and buffer rings after the ring.
+// closes the fd. Cancel and reap every operation first: the kernel finishes
+// cancelled ones after close returns, so their buffers stay lent and their
+// Pool must not be closed (Pool.Close asserts it).
 // liburing: io_uring_queue_exit.
 func (r *Ring) Close() error {
 	invariant.Assert(!r.closed, "ring closed twice")
@@ -285,6 +306,11 @@ func (r *Ring) Close() error {
 		update := rsrcUpdate{offset: uint32(r.ringFDIndex)}
 		first = register(r.fd, unregisterRingFDs, unsafe.Pointer(&update), 1)
 		r.ringFDIndex = -1
+	}
+	if r.pool != nil {
+		// The kernel drops the fixed buffer table with the ring.
+		r.pool.registered = nil
+		r.pool = nil
 	}
 	munmap(r.sqeMemory)
 	munmap(r.ringMemory)

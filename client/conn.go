@@ -1,0 +1,195 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// call is one request in flight. The reader goroutine fills reply or err
+// and closes done.
+type call struct {
+	command wire.Code
+	request uint64
+	frame   []byte
+	reply   wire.Reply
+	buffer  []byte // the reply frame; reply's slices point into it
+	err     error
+	done    chan struct{}
+}
+
+// conn is one TCP connection carrying pipelined requests. The server
+// answers in order (§5.6), so replies are paired with requests first in,
+// first out; the request id of each reply is checked against its request.
+type conn struct {
+	netConn net.Conn
+	slots   chan struct{} // one token per request in flight
+
+	mu      sync.Mutex // guards pending and broken; held while writing
+	pending []*call
+	broken  error
+	done    chan struct{} // closed when the reader exits
+}
+
+func newConn(netConn net.Conn, depth int) *conn {
+	invariant.Assert(depth > 0, "client: pipeline depth must be positive")
+	c := &conn{netConn: netConn, slots: make(chan struct{}, depth), done: make(chan struct{})}
+	go c.readLoop()
+	return c
+}
+
+// send writes the frame and queues the call for its reply. The caller holds
+// a pipeline slot; send releases it on failure.
+func (c *conn) send(pending *call) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		<-c.slots
+		return c.broken
+	}
+	c.pending = append(c.pending, pending)
+	if _, err := c.netConn.Write(pending.frame); err != nil {
+		c.breakLocked(errors.Join(ErrDisconnected, err))
+		return c.broken
+	}
+	return nil
+}
+
+// acquire takes a pipeline slot, waiting while the pipe is full.
+func (c *conn) acquire(ctx context.Context, expired <-chan struct{}) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-c.done:
+		return c.brokenErr()
+	case <-expired:
+		return errTimeout
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var errTimeout = errors.New("client: timed out waiting for the server")
+
+func (c *conn) brokenErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken == nil {
+		return ErrDisconnected
+	}
+	return c.broken
+}
+
+// readLoop reads reply frames and hands each to the oldest pending call.
+func (c *conn) readLoop() {
+	defer close(c.done)
+	for {
+		frame, err := readFrame(c.netConn)
+		if err != nil {
+			c.fail(errors.Join(ErrDisconnected, err))
+			return
+		}
+		reply, _, err := wire.DecodeReply(frame)
+		if err != nil {
+			c.fail(errors.Join(ErrDesynchronized, err))
+			return
+		}
+		if !c.deliver(reply, frame) {
+			return
+		}
+	}
+}
+
+// deliver completes the oldest call; it returns false when the connection
+// must stop (eviction, a reply nobody asked for, a request id mismatch).
+func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
+	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.mu.Unlock()
+		c.fail(ErrDesynchronized)
+		return false
+	}
+	head := c.pending[0]
+	c.pending = c.pending[1:]
+	c.mu.Unlock()
+	<-c.slots
+	head.reply, head.buffer = reply, frame
+	if reply.Command == wire.CommandEviction {
+		head.err = &Error{Command: head.command, Status: reply.Eviction.Status(), Evicted: true}
+		close(head.done)
+		c.fail(head.err)
+		return false
+	}
+	if reply.Header.Request != head.request || !head.command.AcceptsReplyOperation(reply.Header.Operation) &&
+		reply.Header.Status == wire.StatusOK {
+		head.err = ErrDesynchronized
+		close(head.done)
+		c.fail(ErrDesynchronized)
+		return false
+	}
+	close(head.done)
+	return true
+}
+
+// fail breaks the connection and fails every pending call with err.
+func (c *conn) fail(err error) {
+	c.mu.Lock()
+	c.breakLocked(err)
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	for _, waiting := range pending {
+		waiting.err = c.broken
+		close(waiting.done)
+	}
+}
+
+func (c *conn) breakLocked(err error) {
+	if c.broken == nil {
+		c.broken = err
+		_ = c.netConn.Close() // the connection is unusable either way
+	}
+}
+
+// close breaks the connection and waits for the reader to exit.
+func (c *conn) close() {
+	c.fail(ErrClosed)
+	<-c.done
+}
+
+func (c *conn) isBroken() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.broken != nil
+}
+
+// readFrame reads one whole frame: the header, then the declared body.
+func readFrame(reader io.Reader) ([]byte, error) {
+	var header [wire.HeaderBytes]byte
+	if _, err := io.ReadFull(reader, header[:]); err != nil {
+		return nil, err
+	}
+	size, err := wire.FrameSize(header[:])
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, size)
+	copy(frame, header[:])
+	if _, err := io.ReadFull(reader, frame[wire.HeaderBytes:]); err != nil {
+		return nil, err
+	}
+	return frame, nil
+}
+
+// deadlineChannel returns a channel closed after timeout, and its stop.
+func deadlineChannel(timeout time.Duration) (<-chan struct{}, func()) {
+	expired := make(chan struct{})
+	timer := time.AfterFunc(timeout, func() { close(expired) })
+	return expired, func() { timer.Stop() }
+}

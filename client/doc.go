@@ -1,0 +1,34 @@
+// Package client is our Go client of the Iggy TCP protocol: the one bench,
+// the CLI and the integration tests use. It imports wire and nothing else
+// of ours, and does its own I/O on net.Conn.
+//
+// A Client holds one connection at a time. Concurrent calls are pipelined
+// on it (up to Options.PipelineDepth in flight); the server answers in
+// order, so replies are paired with requests first in, first out, and each
+// reply's request id is checked against its request (§5.6). Request ids
+// follow §5.4: Register carries 0, every other request the session counter,
+// which metadata writes, DeleteSegments and Logout then advance.
+//
+// A broken connection fails the calls in flight with ErrDisconnected; the
+// next call redials with exponential backoff (ReconnectBackoffMin..Max,
+// over the configured address and the healthy nodes of the last roster),
+// mints a new client id and logs in again when credentials are known.
+// After every login the client reads the cluster roster and moves to the
+// healthy leader when a multi-node cluster names another node (§11, at most
+// RedirectsMax hops). Transient refusals are replayed: 57 with the same
+// frame on the same connection, 58 re-encoded, every 50 ms for 30 s.
+//
+// Refusals on any of the three channels surface as *Error carrying the
+// protocol status; errors.Is(err, wire.StatusStreamIDNotFound) works.
+//
+// Invariants:
+//  1. Request ids of one client id never decrease, and frames are written
+//     in the order their ids were assigned (prepare and send are ordered
+//     by the client and connection locks).
+//  2. Every call gets exactly one outcome: its reply, or the error that
+//     broke its connection.
+//  3. A reply is never paired with a request other than the oldest one in
+//     flight; a mismatch drops the connection.
+//  4. Payload bytes are copied once on send (into the frame) and not at all
+//     on poll (the decoded records are views into the reply frame).
+package client

@@ -1,0 +1,40 @@
+package client
+
+import "time"
+
+// Named limits and defaults of the client. TestLimits asserts how they
+// relate.
+const (
+	// PipelineDepthDefault bounds requests in flight on one connection
+	// when Options.PipelineDepth is zero.
+	PipelineDepthDefault = 64
+	// PipelineDepthMax bounds Options.PipelineDepth.
+	PipelineDepthMax = 4096
+	// RedirectsMax bounds leader redirections after one login (§11).
+	RedirectsMax = 3
+	// ClusterNodesMax mirrors the roster limit of the wire package.
+	ClusterNodesMax = 64
+
+	// ReplyTimeoutDefault is how long a request waits for its reply
+	// before the connection is treated as desynchronised (§5.6).
+	ReplyTimeoutDefault = 30 * time.Second
+	// DialTimeoutDefault bounds one TCP (and TLS) connect.
+	DialTimeoutDefault = 10 * time.Second
+	// TransientReplayInterval and TransientReplayDuration pace replays
+	// after status 57/58 (§5.2).
+	TransientReplayInterval = 50 * time.Millisecond
+	TransientReplayDuration = 30 * time.Second
+	// ReconnectBackoffMin and ReconnectBackoffMax bound the exponential
+	// backoff between redials; ReconnectAttemptsDefault bounds the tries.
+	ReconnectBackoffMin      = 100 * time.Millisecond
+	ReconnectBackoffMax      = 5 * time.Second
+	ReconnectAttemptsDefault = 10
+	// LeaderWaitInterval and LeaderWaitDuration pace re-reading the roster
+	// while no node is a healthy leader (§11 step 4).
+	LeaderWaitInterval = 250 * time.Millisecond
+	LeaderWaitDuration = 5 * time.Second
+
+	// SDKName and SDKVersion identify this client in the login body.
+	SDKName    = "whippet-go"
+	SDKVersion = "0.1.0"
+)
