@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
-
-	"github.com/zeebo/xxh3"
 )
 
 // batchVectors is the part of the shared golden vector file the engine
@@ -53,19 +51,18 @@ func loadBatchVectors(t *testing.T) (sent, stored, sliced []byte) {
 // slicing offset 101 yields the reference's sliced record.
 func TestGoldenBatchStamp(t *testing.T) {
 	sent, stored, sliced := loadBatchVectors(t)
-	hasher := xxh3.New()
-	if reason := invalidBatch(hasher, sent); reason != "" {
+	if reason := invalidBatch(sent); reason != "" {
 		t.Fatalf("producer batch: %s", reason)
 	}
-	if reason := invalidBatch(hasher, stored); reason != "" {
+	if reason := invalidBatch(stored); reason != "" {
 		t.Fatalf("stored record: %s", reason)
 	}
 	stamped := append([]byte(nil), sent...)
-	stampBatch(hasher, stamped, 2, 100, batchBaseTimestamp(stored))
+	stampBatch(stamped, 2, 100, batchBaseTimestamp(stored))
 	if !bytes.Equal(stamped, stored) {
 		t.Fatalf("stamped record differs from the reference:\n got %x\nwant %x", stamped[:64], stored[:64])
 	}
-	out, taken := appendSlice(hasher, make([]byte, 0, len(stored)), stored, 101, 1)
+	out, taken := appendSlice(make([]byte, 0, len(stored)), stored, 101, 1)
 	if taken != 1 || !bytes.Equal(out, sliced) {
 		t.Fatalf("sliced record (%d messages) differs:\n got %x\nwant %x", taken, out, sliced)
 	}
@@ -78,22 +75,22 @@ func TestGoldenBatchStamp(t *testing.T) {
 // full check to name it.
 func TestBatchRejects(t *testing.T) {
 	_, stored, _ := loadBatchVectors(t)
-	hasher := xxh3.New()
 	cases := []struct {
 		name     string
 		position int
 		want     string
 	}{
-		{"reserved header", 100, "reserved header bytes are not zero"},
-		{"base offset", batchBaseOffsetAt, "batch checksum mismatch"},
-		{"payload byte", batchHeaderBytes + frameHeaderBytes, "frame checksum mismatch"},
-		{"frame reserved", batchHeaderBytes + frameReservedAt, "reserved frame bytes are not zero"},
+		{"reserved header", 100, "wire: batch: batch reserved byte not zero at offset 100 (InvalidReservedField)"},
+		{"base offset", batchBaseOffsetAt, "wire: batch: batch checksum mismatch at offset 40 (InvalidBatchChecksum)"},
+		{"payload byte", batchHeaderBytes + frameHeaderBytes, "wire: batch: message checksum mismatch at offset 256 (InvalidMessageChecksum)"},
+		{"frame reserved", batchHeaderBytes + 40, "wire: batch: message reserved bytes not zero at offset 296 (InvalidReservedField)"},
 		{"batch length", batchLengthAt, "batch_length does not match the record"},
+		{"offset delta", batchHeaderBytes + frameOffsetDeltaAt, "offset_delta is not the frame index"},
 	}
 	for _, c := range cases {
 		damaged := append([]byte(nil), stored...)
 		damaged[c.position] ^= 0x40
-		if got := invalidBatch(hasher, damaged); got != c.want {
+		if got := invalidBatch(damaged); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}

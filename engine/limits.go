@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/whippetio/whippet/wire"
+
 // Named limits. TestLimits asserts the relationships between them and says
 // why each holds. Memory is sized from these at partition open.
 const (
@@ -8,9 +10,9 @@ const (
 	blockBytes = 4096
 
 	// batchHeaderBytes is the stored batch header (wire layout, PROTOCOL.md §8.2).
-	batchHeaderBytes = 256
+	batchHeaderBytes = wire.BatchHeaderBytes
 	// frameHeaderBytes is the per-message frame header (PROTOCOL.md §8.3).
-	frameHeaderBytes = 48
+	frameHeaderBytes = wire.MessageHeaderBytes
 	// indexEntryBytes is one sparse .index entry: offset, timestamp, position.
 	indexEntryBytes = 24
 	// offsetSlotBytes is one consumer-offset slot in the offsets file.
@@ -19,8 +21,8 @@ const (
 	// batchBytesMax bounds one stored batch record: the 64 MiB bus frame.
 	batchBytesMax = 64 << 20
 	// payloadBytesMax and userHeadersBytesMax mirror the Iggy limits.
-	payloadBytesMax     = 64_000_000
-	userHeadersBytesMax = 100_000
+	payloadBytesMax     = wire.PayloadBytesMax
+	userHeadersBytesMax = wire.UserHeadersBytesMax
 	// batchMessagesMax bounds message_count: every frame needs at least
 	// its header plus one payload byte.
 	batchMessagesMax = (batchBytesMax - batchHeaderBytes) / (frameHeaderBytes + 1)

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/whippetio/whippet/internal/invariant"
-	"github.com/zeebo/xxh3"
 )
 
 // Partition is one partition's log: segments on disk, two write buffers,
@@ -17,7 +16,6 @@ type Partition struct {
 	storage Storage
 	options PartitionOptions
 	logger  *slog.Logger
-	hasher  *xxh3.Hasher
 	state   partitionState
 	fatal   error
 
@@ -108,7 +106,6 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 		storage: storage,
 		options: options,
 		logger:  options.Logger.With("partition_directory", options.Directory),
-		hasher:  xxh3.New(),
 		state:   stateOpening,
 		acks:    make([]*AppendOp, 0, 64),
 	}
@@ -140,7 +137,7 @@ func (p *Partition) Append(op *AppendOp) error {
 		return fmt.Errorf("%w: %s", ErrInvalidBatch, reason)
 	}
 	if invariant.Enabled {
-		invariant.Assert(invalidBatch(p.hasher, record) == "", "admitted batch verifies")
+		invariant.Assert(invalidBatch(record) == "", "admitted batch verifies")
 	}
 	invariant.Assert(op.Timestamp > 0, "append timestamp is set")
 	buffer := p.pending
@@ -153,7 +150,7 @@ func (p *Partition) Append(op *AppendOp) error {
 	op.BaseOffset, op.Count, op.Err = p.offsetNext, count, nil
 	if count > 0 {
 		length := int(batchLength(stored))
-		stampBatch(p.hasher, stored[:length], p.options.PartitionID, p.offsetNext, timestamp)
+		stampBatch(stored[:length], p.options.PartitionID, p.offsetNext, timestamp)
 		buffer.batches = append(buffer.batches, journalBatch{
 			offsetFirst: p.offsetNext, count: count, timestamp: timestamp, at: buffer.used, length: length,
 		})

@@ -197,7 +197,7 @@ func (r *reader) take(op *PollOp, record []byte) bool {
 	}
 	start := max(op.offset, batchBaseOffset(record))
 	countMax := uint32(min(uint64(op.remaining), op.limit-start))
-	out, taken := appendSlice(r.p.hasher, op.Out, record, start, countMax)
+	out, taken := appendSlice(op.Out, record, start, countMax)
 	if taken == 0 {
 		return false
 	}
@@ -285,7 +285,7 @@ func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
 			break
 		}
 		record := r.buffer[at : at+length]
-		if reason := invalidBatch(r.p.hasher, record); reason != "" {
+		if reason := invalidBatch(record); reason != "" {
 			return true, r.corrupt(at, reason)
 		}
 		if batchOffsetLast(record) >= poll.offset && !r.take(poll, record) {

@@ -123,7 +123,7 @@ func (r *recovery) readLogDone(op *Op) error {
 			return r.readMore()
 		}
 		record := scan.buffer[at : at+length]
-		if reason := invalidBatch(r.p.hasher, record); reason != "" {
+		if reason := invalidBatch(record); reason != "" {
 			return r.stopScan(at, available, reason)
 		}
 		if base := batchBaseOffset(record); base != current.offsetEnd {
