@@ -19,7 +19,8 @@ type indexWriter struct {
 
 func (w *indexWriter) init(p *Partition) {
 	w.p = p
-	w.buffer = alignedBuffer(indexBufferBytes)
+	w.buffer = p.options.Allocate(indexBufferBytes)
+	invariant.Assert(aligned(w.buffer) && len(w.buffer) >= indexBufferBytes, "allocated index buffer fits")
 	w.op.Callback = w.done
 }
 

@@ -25,13 +25,17 @@ type writeBuffer struct {
 	segment      *segment
 	batches      []journalBatch
 	ops          []*AppendOp
+	allocate     func(int) []byte
 }
 
-func newWriteBuffer(size int) writeBuffer {
+func newWriteBuffer(size int, allocate func(int) []byte) writeBuffer {
+	data := allocate(size)
+	invariant.Assert(aligned(data) && len(data) >= size, "allocated write buffer is aligned and large enough")
 	return writeBuffer{
-		data:    alignedBuffer(size),
-		batches: make([]journalBatch, 0, 64),
-		ops:     make([]*AppendOp, 0, 64),
+		allocate: allocate,
+		data:     data,
+		batches:  make([]journalBatch, 0, 64),
+		ops:      make([]*AppendOp, 0, 64),
 	}
 }
 
@@ -76,7 +80,7 @@ func (b *writeBuffer) grow(extra int) bool {
 	if need > journalBytesMax {
 		return false
 	}
-	grown := alignedBuffer(max(need, 2*len(b.data)))
+	grown := b.allocate(max(need, 2*len(b.data)))
 	copy(grown, b.data[:b.used])
 	b.data = grown
 	return true

@@ -82,7 +82,7 @@ const (
 func (o *consumerOffsets) init(p *Partition) {
 	o.p = p
 	o.slots = make(map[Consumer]int)
-	o.buffer = alignedBuffer(blockBytes)
+	o.buffer = p.options.Allocate(blockBytes)
 	o.op.Callback = o.callback
 }
 

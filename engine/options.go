@@ -67,8 +67,13 @@ type PartitionOptions struct {
 	DedupWindowMicros uint64
 	// Cache is the shard's recent-batch cache; nil reads older batches
 	// from disk only.
-	Cache  *Cache
-	Logger *slog.Logger
+	Cache *Cache
+	// Allocate returns a buffer of at least the given bytes whose first
+	// byte is 4096-aligned, for the write, index, read and offsets buffers
+	// handed to Storage (shard may return registered ring buffers). The
+	// partition holds them until it is closed or deleted. Nil: Go memory.
+	Allocate func(bytes int) []byte
+	Logger   *slog.Logger
 }
 
 // EnsureDefaults fills zero fields with defaults.
@@ -84,6 +89,9 @@ func (o *PartitionOptions) EnsureDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Allocate == nil {
+		o.Allocate = alignedBuffer
 	}
 }
 

@@ -109,8 +109,8 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 		state:   stateOpening,
 		acks:    make([]*AppendOp, 0, 64),
 	}
-	p.buffers[0] = newWriteBuffer(options.JournalBytes)
-	p.buffers[1] = newWriteBuffer(options.JournalBytes)
+	p.buffers[0] = newWriteBuffer(options.JournalBytes, options.Allocate)
+	p.buffers[1] = newWriteBuffer(options.JournalBytes, options.Allocate)
 	p.pending = &p.buffers[0]
 	p.flushOp.Callback = p.flushCallback
 	p.roll.init(p)
@@ -209,6 +209,27 @@ func (p *Partition) SizeBytes() int64 {
 		total += s.sizeBytes
 	}
 	return total
+}
+
+// Stats is what GetPartitions and GetStats report for a partition.
+type Stats struct {
+	SegmentCount  int
+	SizeBytes     int64
+	MessagesCount uint64
+	OffsetFirst   uint64
+	// CurrentOffset is the last acknowledged offset (0 when empty).
+	CurrentOffset uint64
+}
+
+// Stats returns the partition's counters.
+func (p *Partition) Stats() Stats {
+	return Stats{
+		SegmentCount:  len(p.segments),
+		SizeBytes:     p.SizeBytes(),
+		MessagesCount: p.offsetVisible - p.OffsetFirst(),
+		OffsetFirst:   p.OffsetFirst(),
+		CurrentOffset: p.CurrentOffset(),
+	}
 }
 
 // TornBytes is the byte count recovery truncated from torn log tails.

@@ -139,7 +139,7 @@ type reader struct {
 
 func (r *reader) init(p *Partition) {
 	r.p = p
-	r.buffer = alignedBuffer(p.options.ReadBytes)
+	r.buffer = p.options.Allocate(max(p.options.ReadBytes, 2*blockBytes))
 	r.op.Callback = r.readDone
 }
 
@@ -281,7 +281,7 @@ func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
 			if at+length <= int64(len(r.buffer)) {
 				return true, r.corrupt(at, "short read inside the written log")
 			}
-			r.buffer = alignedBuffer(int(at+length) + blockBytes)
+			r.buffer = r.p.options.Allocate(int(at+length) + blockBytes)
 			break
 		}
 		record := r.buffer[at : at+length]

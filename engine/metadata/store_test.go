@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -16,6 +17,8 @@ import (
 )
 
 var quiet = slog.New(slog.DiscardHandler)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for the randomized metadata tests (0: time-based)")
 
 type memDriver struct{ *enginetest.MemStorage }
 
@@ -138,8 +141,11 @@ func randomCommand(random *rand.Rand) Command {
 // reopening: the state must equal the state after the acknowledged
 // commands (byte-equal snapshots), across snapshots and log resets.
 func TestStoreCrashReplay(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed %d)", seed, seed)
 	random := rand.New(rand.NewPCG(seed, 1))
 	storage := memDriver{enginetest.NewMemStorage(seed)}
 	s, err := openStore(t, storage)
