@@ -42,6 +42,15 @@ func (p *Partition) finishClose() {
 	c.next()
 }
 
+// releaseBuffers hands the long-lived buffers back to the allocator; no
+// op is in flight once every file is closed.
+func (p *Partition) releaseBuffers() {
+	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer} {
+		p.options.Release(buffer)
+	}
+	p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil, nil, nil
+}
+
 func (c *closer) next() {
 	c.op.Code = OpClose
 	if c.step < c.syncs {
@@ -63,6 +72,7 @@ func (c *closer) stepDone(op *Op) {
 		return
 	}
 	p.state = stateClosed
+	p.releaseBuffers()
 	done := p.closeDone
 	p.closeDone = nil
 	done(nil)

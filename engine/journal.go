@@ -26,13 +26,15 @@ type writeBuffer struct {
 	batches      []journalBatch
 	ops          []*AppendOp
 	allocate     func(int) []byte
+	release      func([]byte)
 }
 
-func newWriteBuffer(size int, allocate func(int) []byte) writeBuffer {
+func newWriteBuffer(size int, allocate func(int) []byte, release func([]byte)) writeBuffer {
 	data := allocate(size)
 	invariant.Assert(aligned(data) && len(data) >= size, "allocated write buffer is aligned and large enough")
 	return writeBuffer{
 		allocate: allocate,
+		release:  release,
 		data:     data,
 		batches:  make([]journalBatch, 0, 64),
 		ops:      make([]*AppendOp, 0, 64),
@@ -82,6 +84,7 @@ func (b *writeBuffer) grow(extra int) bool {
 	}
 	grown := b.allocate(max(need, 2*len(b.data)))
 	copy(grown, b.data[:b.used])
+	b.release(b.data)
 	b.data = grown
 	return true
 }

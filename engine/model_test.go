@@ -72,6 +72,9 @@ func runDifferential(t *testing.T, seed uint64, storage backend, directory strin
 		model: model{offsets: make(map[engine.Consumer]uint64)},
 		out:   make([]byte, 0, 16<<20),
 	}
+	if allocator, ok := storage.(*ringBackend); ok {
+		d.options.Allocate, d.options.Release = allocator.allocate, allocator.release
+	}
 	d.p = mustOpen(t, storage, d.options)
 	for step := 0; step < steps; step++ {
 		switch roll := d.random.IntN(100); {

@@ -73,6 +73,10 @@ type PartitionOptions struct {
 	// handed to Storage (shard may return registered ring buffers). The
 	// partition holds them until it is closed or deleted. Nil: Go memory.
 	Allocate func(bytes int) []byte
+	// Release takes back a buffer Allocate returned, once no op uses it:
+	// after Close or Delete, and when a buffer is replaced by a larger one.
+	// Nil: nothing to do.
+	Release func(buffer []byte)
 	Logger   *slog.Logger
 }
 
@@ -92,6 +96,9 @@ func (o *PartitionOptions) EnsureDefaults() {
 	}
 	if o.Allocate == nil {
 		o.Allocate = alignedBuffer
+	}
+	if o.Release == nil {
+		o.Release = func([]byte) {}
 	}
 }
 

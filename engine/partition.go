@@ -109,8 +109,8 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 		state:   stateOpening,
 		acks:    make([]*AppendOp, 0, 64),
 	}
-	p.buffers[0] = newWriteBuffer(options.JournalBytes, options.Allocate)
-	p.buffers[1] = newWriteBuffer(options.JournalBytes, options.Allocate)
+	p.buffers[0] = newWriteBuffer(options.JournalBytes, options.Allocate, options.Release)
+	p.buffers[1] = newWriteBuffer(options.JournalBytes, options.Allocate, options.Release)
 	p.pending = &p.buffers[0]
 	p.flushOp.Callback = p.flushCallback
 	p.roll.init(p)

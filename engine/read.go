@@ -281,6 +281,7 @@ func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
 			if at+length <= int64(len(r.buffer)) {
 				return true, r.corrupt(at, "short read inside the written log")
 			}
+			r.p.options.Release(r.buffer)
 			r.buffer = r.p.options.Allocate(int(at+length) + blockBytes)
 			break
 		}
