@@ -77,7 +77,7 @@ type PartitionOptions struct {
 	// after Close or Delete, and when a buffer is replaced by a larger one.
 	// Nil: nothing to do.
 	Release func(buffer []byte)
-	Logger   *slog.Logger
+	Logger  *slog.Logger
 }
 
 // EnsureDefaults fills zero fields with defaults.

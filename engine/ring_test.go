@@ -9,7 +9,6 @@ import (
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/ring"
-	"golang.org/x/sys/unix"
 )
 
 // ringBackend runs reads, writes and fdatasyncs on a real io_uring ring,
@@ -127,7 +126,7 @@ func (b *ringBackend) drain() {
 		if len(b.inflight) == 0 {
 			continue
 		}
-		if _, err := b.ring.SubmitAndWait(1, 50*time.Millisecond); err != nil && !errors.Is(err, unix.ETIME) {
+		if _, err := b.ring.SubmitAndWait(1, 50*time.Millisecond); err != nil && !errors.Is(err, ring.ErrTimeout) {
 			b.t.Fatal(err)
 		}
 		count := b.ring.ReapInto(b.reaped)
