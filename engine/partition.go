@@ -44,6 +44,7 @@ type Partition struct {
 	maintenance maintenance
 	recovery    recovery
 	closer      closer
+	syncer      syncer
 	closeDone   func(error)
 	// tornBytes counts bytes truncated from torn tails at open.
 	tornBytes int64
