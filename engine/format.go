@@ -105,6 +105,28 @@ func appendSlice(out, record []byte, offsetFirst uint64, countMax uint32) ([]byt
 	return out, slice.MessageCount
 }
 
+// fitCount returns how many frames from offset start on fit, with the
+// batch header, in capacity bytes.
+func fitCount(record []byte, start uint64, capacity int) uint32 {
+	used := batchHeaderBytes
+	count := uint32(0)
+	base := batchBaseOffset(record)
+	for position := batchHeaderBytes; position < len(record); {
+		frame := record[position:]
+		length := frameLength(frame)
+		position += length
+		if base+uint64(frameOffsetDelta(frame)) < start {
+			continue
+		}
+		if used+length > capacity {
+			break
+		}
+		used += length
+		count++
+	}
+	return count
+}
+
 // Index entries (.index, 24 bytes each, little-endian).
 type indexEntry struct {
 	offset    uint64 // absolute offset of the first batch of a write chunk

@@ -71,3 +71,20 @@ func compareMessages(t *testing.T, got, want []enginetest.Message, offsetFirst u
 		}
 	}
 }
+
+// TestPollSlicesToFitOut: a poll whose buffer cannot hold the first batch
+// whole serves the frames that fit, sliced, instead of nothing.
+func TestPollSlicesToFitOut(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(3)}
+	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/f/p", SegmentBytes: 1 << 20, Logger: quiet})
+	messages := make([]enginetest.Message, 10)
+	for index := range messages {
+		messages[index] = enginetest.Message{IDLow: uint64(index), Payload: bytes.Repeat([]byte{byte(index)}, 1000)}
+	}
+	if _, err := appendBatch(t, storage, p, enginetest.Batch(1, messages...), 5); err != nil {
+		t.Fatal(err)
+	}
+	op := &engine.PollOp{Strategy: engine.PollOffset, Value: 2, Count: 10, Out: make([]byte, 0, 256+3*1048+500)}
+	got := poll(t, storage, p, op)
+	compareMessages(t, got, messages[2:5], 2)
+}
