@@ -8,8 +8,36 @@
 // locks; one shard's thread calls it.
 //
 // engine may import wire (the batch layout) and internal/ only; never
-// shard, ring, vsr or configs. The batch layout is read through the few
-// accessors in format.go.
+// shard, ring, vsr or configs. Stamping, verifying and slicing batch
+// records is wire's (wire.StampBatch, wire.VerifyRecord, wire.SliceBatch);
+// format.go keeps the header field readers and the offset_delta
+// contiguity check the engine relies on. engine/metadata holds the
+// metadata state machine and its log; engine/enginetest the test fakes.
+//
+// # Using a partition (shard)
+//
+//	OpenPartition(storage, options, done)   recover, then done(p, err)
+//	p.Append(&AppendOp{...})                Done after the topic's durability point
+//	p.Poll(&PollOp{...})                    Done with records appended to Out
+//	p.StoreOffset / DeleteOffset            consumer offsets, Done when stored
+//	p.Retain / DeleteSegments / Purge       whole-segment removal
+//	p.Sync(done)                            FlushUnsavedBuffer with fsync
+//	p.Tick()                                periodically: retries a stalled write
+//	p.Close(done) / p.Delete(done)
+//
+// Completions arrive through the Storage the partition was opened with;
+// the shard's loop reaps them and calls Op.Callback. Buffers handed to
+// Storage come from PartitionOptions.Allocate (ring-registered buffers in
+// production) and go back through Release at Close and Delete. Errors:
+// ErrCorrupt (wrapped in *CorruptError) refuses a partition or a read;
+// *FatalError (a failed fdatasync) means stop the process with its exit
+// code; the rest are operating errors for a status code.
+//
+// The topic option key "durability" (String: memory, written, persisted;
+// default persisted) selects PartitionOptions.Durability; segment_size,
+// message_expiry and max_topic_size map to SegmentBytes, Retain's
+// ExpiryMicros and SizeBytesMax (max_topic_size divided by the partition
+// count).
 //
 // # Directory layout
 //
