@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// TestSendPollEndToEnd: log in, create a stream and a topic, send
+// batches to every partition and poll them back with each strategy.
+func TestSendPollEndToEnd(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	stream := must[*wire.StreamInfo](t, "create stream")(c.CreateStream(ctx, "orders", nil))
+	if stream.ID != 0 || stream.Name != "orders" {
+		t.Fatalf("stream %+v, want id 0 named orders", stream)
+	}
+	topic := must[*wire.TopicDetails](t, "create topic")(c.CreateTopic(ctx,
+		&wire.CreateTopic{Stream: id(0), PartitionsCount: 3, Name: "events"}))
+	if topic.ID != 0 || len(topic.Partitions) != 3 {
+		t.Fatalf("topic %+v, want id 0 with 3 partitions", topic.TopicInfo)
+	}
+	for partition := uint32(0); partition < 3; partition++ {
+		for batch := 0; batch < 2; batch++ {
+			confirmations := must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0),
+				wire.PartitionID(partition), messages(fmt.Sprintf("p%d-b%d", partition, batch), 5)))
+			if len(confirmations) != 1 || confirmations[0].BaseOffset != uint64(batch*5) ||
+				confirmations[0].PartitionID != partition {
+				t.Fatalf("confirmation %+v, want partition %d base %d", confirmations, partition, batch*5)
+			}
+		}
+	}
+	poll := func(partition uint32, strategy wire.Strategy, count uint32) []string {
+		polled := must[*wire.PolledMessages](t, "poll")(c.PollMessages(ctx, &wire.PollMessages{
+			Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: id(7)}, Stream: id(0), Topic: id(0),
+			Partition: wire.PartitionOf(partition), Strategy: strategy, Count: count}))
+		if polled.CurrentOffset != 9 {
+			t.Fatalf("current offset %d, want 9", polled.CurrentOffset)
+		}
+		return payloads(t, polled)
+	}
+	got := poll(1, wire.Strategy{Kind: wire.StrategyOffset, Value: 3}, 4)
+	want := []string{"p1-b0-3", "p1-b0-4", "p1-b1-0", "p1-b1-1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("poll by offset: %q, want %q", got, want)
+	}
+	if got := poll(2, wire.Strategy{Kind: wire.StrategyFirst}, 1); !slices.Equal(got, []string{"p2-b0-0"}) {
+		t.Fatalf("poll first: %q", got)
+	}
+	if got := poll(0, wire.Strategy{Kind: wire.StrategyLast}, 2); !slices.Equal(got, []string{"p0-b1-3", "p0-b1-4"}) {
+		t.Fatalf("poll last: %q", got)
+	}
+}

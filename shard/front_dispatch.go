@@ -1,0 +1,118 @@
+package shard
+
+import (
+	"time"
+
+	"github.com/whippetio/whippet/engine/metadata"
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// call is one request on its way: decoded on the connection's shard,
+// maybe run on shard 0 or on a partition's shard, and answered back on
+// the connection's shard (done). Whoever holds the call owns it; the
+// message that carries it between shards hands it over.
+type call struct {
+	origin  *front
+	session *session
+	frame   []byte
+	header  wire.RequestHeader
+	code    wire.Code
+	body    wire.Decoder
+	userID  uint32
+	client  metadata.ClientID
+	// secret is a password hash or a raw token, prepared on the origin so
+	// that shard 0 spends no time on it.
+	secret string
+
+	// The outcome: a pre-commit status, a committed rejection, or the
+	// success payload (nil for none).
+	status  wire.Status
+	result  wire.Status
+	payload wire.Body
+	// joined records that the session became a group member.
+	joined bool
+	// ranges are the partitions a metadata change makes the data plane
+	// create, delete or purge, captured before the change.
+	ranges []topicRange
+}
+
+// dispatch runs a classified request: reads of the view here, metadata
+// writes on shard 0, partition commands on their owning shard.
+func (f *front) dispatch(s *session, frame []byte, request *wire.Request, code wire.Code) {
+	if f.server.view.Load() == nil {
+		f.waitReady(s, frame)
+		return
+	}
+	body, known, err := s.requests.Decode(code, request.Body)
+	if !known {
+		f.finish(s, frame, f.statusReply(&request.Header, code, wire.StatusInvalidCommand))
+		return
+	}
+	if err != nil {
+		f.finish(s, frame, f.statusReply(&request.Header, code, decodeStatus(err)))
+		return
+	}
+	c := &call{origin: f, session: s, frame: frame, header: request.Header, code: code, body: body,
+		userID: s.userID, client: clientKey(s.client)}
+	if read := localReads[code]; read != nil {
+		read(f, c, f.server.view.Load())
+		f.complete(c)
+		return
+	}
+	if f.dispatchData(c) {
+		return
+	}
+	if !f.prepareMeta(c) {
+		f.complete(c)
+		return
+	}
+	f.post(0, Message{Kind: kindMetaCall, Data: c})
+}
+
+// waitReady parks a request until shard 0 has opened the metadata.
+func (f *front) waitReady(s *session, frame []byte) {
+	s.queue = append([][]byte{frame}, s.queue...)
+	_, err := f.shard.After(notReadyRetryDelay, func(_ time.Time) {
+		s.busy = false
+		if s.closed {
+			return
+		}
+		f.runQueue(s)
+	})
+	invariant.Assert(err == nil, "front: the not-ready timer fits")
+}
+
+// decodeStatus is the status of a body that does not decode: the code
+// the error carries (an option error), else InvalidCommand (§4.1).
+func decodeStatus(err error) wire.Status {
+	status := wire.StatusOf(err)
+	if status == wire.StatusError {
+		return wire.StatusInvalidCommand
+	}
+	return status
+}
+
+// complete answers a call on its origin shard.
+func (f *front) complete(c *call) {
+	invariant.Assert(c.origin == f, "front: a call completes on its origin")
+	if c.joined {
+		c.session.inGroups = true
+	}
+	var reply []byte
+	switch {
+	case c.status != wire.StatusOK:
+		reply = f.statusReply(&c.header, c.code, c.status)
+	case c.result != wire.StatusOK && c.code.ReplyOperation().ResultFramed():
+		reply = f.shard.Buffer(wire.ResultReplyBytes)
+		wire.EncodeResultReply(reply, wire.ReplyTo(&c.header, c.code.ReplyOperation()), c.result)
+	case c.result != wire.StatusOK:
+		reply = f.statusReply(&c.header, c.code, c.result)
+	default:
+		reply = f.encodeReply(&c.header, c.code.ReplyOperation(), c.payload)
+	}
+	f.finish(c.session, c.frame, reply)
+}
+
+// callDone is the kindCallDone handler: the call came back.
+func (f *front) callDone(c *call) { f.complete(c) }
