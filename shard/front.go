@@ -164,6 +164,9 @@ type front struct {
 	// roundRobin is the Balanced partitioning cursor of each topic
 	// (stream id, topic id) on this shard.
 	roundRobin map[[2]uint32]uint32
+	// stats holds the partition counters gathered for the read being
+	// answered (readWithStats), nil otherwise.
+	stats map[PartitionKey]PartitionStats
 }
 
 // post sends message to shard to, keeping order behind earlier refusals.

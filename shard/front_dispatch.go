@@ -55,6 +55,10 @@ func (f *front) dispatch(s *session, frame []byte, request *wire.Request, code w
 	}
 	c := &call{origin: f, session: s, frame: frame, header: request.Header, code: code, body: body,
 		userID: s.userID, client: clientKey(s.client)}
+	if read := localReads[code]; read != nil && statsReads[code] {
+		f.readWithStats(c, f.server.view.Load(), read)
+		return
+	}
 	if read := localReads[code]; read != nil {
 		read(f, c, f.server.view.Load())
 		f.complete(c)

@@ -278,11 +278,3 @@ func resolveTopicStatus(c *call, view *frontView, streamID, topicID wire.Identif
 	return stream, topic, true
 }
 
-// partitionInfo reports one partition; the counters come from the data
-// plane's last stats (zero until known).
-func (f *front) partitionInfo(streamID, topicID uint32, partition metadata.Partition) wire.PartitionInfo {
-	info := wire.PartitionInfo{ID: partition.ID, CreatedAt: partition.CreatedAt, SegmentsCount: 1}
-	_ = streamID
-	_ = topicID
-	return info
-}
