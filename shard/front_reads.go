@@ -277,4 +277,3 @@ func resolveTopicStatus(c *call, view *frontView, streamID, topicID wire.Identif
 	}
 	return stream, topic, true
 }
-
