@@ -257,3 +257,16 @@ func payloads(t *testing.T, polled *wire.PolledMessages) []string {
 	}
 	return out
 }
+
+// dialToken connects and logs in with a personal access token.
+func (s *server) dialToken(t *testing.T, token string) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{Address: s.address, Token: token, ReconnectAttempts: -1})
+	if err != nil {
+		t.Fatalf("dial with a token: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
