@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/whippetio/whippet/wire"
@@ -12,6 +13,31 @@ import (
 // batches to every partition and poll them back with each strategy.
 func TestSendPollEndToEnd(t *testing.T) {
 	s := startServer(t)
+	sendPollScenario(t, s)
+}
+
+// TestEpollBackend runs the core scenarios on the epoll backend (the
+// other tests run on the default, io_uring where the kernel offers it).
+func TestEpollBackend(t *testing.T) {
+	s := startServer(t, "WHIPPET_SYSTEM_SHARDING_BACKEND=epoll")
+	if !strings.Contains(s.logs.String(), "backend=epoll") {
+		t.Fatalf("the startup line does not name epoll:\n%s", s.logs)
+	}
+	sendPollScenario(t, s)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	check(t, "store offset", c.StoreConsumerOffset(ctx, wire.OffsetTarget{Consumer: single(1), Stream: id(0),
+		Topic: id(0), Partition: wire.PartitionOf(2)}, 7))
+	s.restart()
+	c = s.dial(t)
+	info, found, err := c.GetConsumerOffset(ctx, wire.OffsetTarget{Consumer: single(1), Stream: id(0), Topic: id(0),
+		Partition: wire.PartitionOf(2)})
+	if err != nil || !found || info.StoredOffset != 7 || info.CurrentOffset != 9 {
+		t.Fatalf("offset after restart on epoll: %+v found %v err %v", info, found, err)
+	}
+}
+
+func sendPollScenario(t *testing.T, s *server) {
 	c := s.dial(t)
 	ctx := ctxTimeout(t)
 	stream := must[*wire.StreamInfo](t, "create stream")(c.CreateStream(ctx, "orders", nil))
