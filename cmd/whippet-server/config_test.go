@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestInvalidConfigurationExitsTwo: a bad key stops the server before it
+// starts, with exit code 2 and a message naming the key.
+func TestInvalidConfigurationExitsTwo(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"bad backend", nil, []string{"WHIPPET_SYSTEM_SHARDING_BACKEND=bogus"}, "system.sharding.backend"},
+		{"bad size", nil, []string{"WHIPPET_SYSTEM_TOPIC_SEGMENT_SIZE=12 parsecs"}, "WHIPPET_SYSTEM_TOPIC_SEGMENT_SIZE"},
+		{"bad durability", nil, []string{"WHIPPET_SYSTEM_TOPIC_DURABILITY=carved"}, "system.topic.durability"},
+		{"missing file", []string{"--config", "/nonexistent/server.toml"}, nil, "/nonexistent/server.toml"},
+		{"bad profile", []string{"--profile", "heap"}, nil, "--profile"},
+	}
+	binary := serverBinary(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			command := exec.Command(binary, tc.args...)
+			command.Env = append([]string{"WHIPPET_SYSTEM_PATH=" + t.TempDir(), "WHIPPET_TCP_ADDRESS=127.0.0.1:0"},
+				tc.env...)
+			output, err := command.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitConfig {
+				t.Fatalf("exit %v, want code %d\n%s", err, exitConfig, output)
+			}
+			if !strings.Contains(string(output), tc.want) {
+				t.Fatalf("message does not name %q:\n%s", tc.want, output)
+			}
+		})
+	}
+}
