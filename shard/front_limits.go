@@ -46,9 +46,6 @@ const (
 	// heartbeat interval is stale (§5.7: 1.2 × interval).
 	staleFactorPercent = 120
 
-	// pollRecordsBytesMax bounds the records one poll reply carries: the
-	// frame cap minus the reply header and the 16-byte poll prefix.
-	pollRecordsBytesMax = frameBytesMax - 256 - 16
 )
 
 // Argon2id parameters for stored passwords (the OWASP minimum: 19 MiB, two
