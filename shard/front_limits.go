@@ -45,7 +45,6 @@ const (
 	// staleFactorPercent: a group member silent for this share of the
 	// heartbeat interval is stale (§5.7: 1.2 × interval).
 	staleFactorPercent = 120
-
 )
 
 // Argon2id parameters for stored passwords (the OWASP minimum: 19 MiB, two
