@@ -124,7 +124,7 @@ func (m *metaPlane) topicKind(c *call, stream *metadata.Stream, topic *metadata.
 			c.status = decodeStatus(err)
 			return command, false
 		}
-		merged := mergeOptions(explicit, request.Options)
+		merged := mergeOptions(explicit, withoutDefaultZeros(request.Options))
 		command.Kind, command.Name = metadata.UpdateTopic, request.Name
 		command.Config = topicConfig(&settings, settings.Explicit(merged), topic.Config)
 	case wire.CodeDeleteTopic:
@@ -164,7 +164,8 @@ func (m *metaPlane) createTopic(c *call, view *frontView, access access, command
 	}
 	command.Kind, command.StreamID, command.Name = metadata.CreateTopic, stream.ID, request.Name
 	command.Count = request.PartitionsCount
-	command.Config = topicConfig(&settings, settings.Explicit(request.Options), metadata.TopicConfig{ReplicationFactor: 1})
+	explicit := settings.Explicit(withoutDefaultZeros(request.Options))
+	command.Config = topicConfig(&settings, explicit, metadata.TopicConfig{ReplicationFactor: 1})
 	return command, true
 }
 
@@ -186,6 +187,23 @@ func topicConfig(settings *wire.TopicSettings, explicit wire.Headers, base metad
 			Kind: uint8(entry.Value.Kind), Value: append([]byte(nil), entry.Value.Value...)})
 	}
 	return config
+}
+
+// withoutDefaultZeros drops the keys whose zero means "the default"
+// (§6.5: segment_size, size_of_messages_required_to_save): such a key
+// stays derived, as if the client had not set it.
+func withoutDefaultZeros(options wire.Headers) wire.Headers {
+	kept := options[:0:0]
+	for _, entry := range options {
+		key := string(entry.Key.Value)
+		if key == wire.OptionSegmentSize || key == wire.OptionSizeOfMessagesRequiredToSave {
+			if value, ok := entry.Value.Uint64(); ok && value == 0 {
+				continue
+			}
+		}
+		kept = append(kept, entry)
+	}
+	return kept
 }
 
 // mergeOptions lays update over base: keys in update replace base's.

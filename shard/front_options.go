@@ -46,6 +46,8 @@ type ServerOptions struct {
 	// MaintenanceInterval is how often retention runs (0: the data
 	// plane's default).
 	MaintenanceInterval time.Duration
+	// ConfigText is the effective configuration, shown in snapshots.
+	ConfigText string
 	// Fatal is called once, from any shard, when continuing is unsafe (a
 	// failed fsync): the main logs reason and exits with its own code.
 	// Nil panics, which also stops the process.

@@ -31,9 +31,6 @@ func init() {
 	}
 }
 
-// getSnapshot: the diagnostic archive is not built by this server.
-func getSnapshot(_ *front, c *call, _ *frontView) { c.status = wire.StatusFeatureUnavailable }
-
 func describeOptions(_ *front, c *call, _ *frontView) {
 	request := c.body.(*wire.DescribeOptions)
 	if request.Scope == wire.ScopeTopic {

@@ -23,8 +23,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/pkg/profile"
 
 	"github.com/whippetio/whippet/configs"
@@ -94,6 +96,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		logger.Error("create the data directory", "path", options.DataPath, "err", err.Error())
 		return exitError
 	}
+	options.ConfigText = configText(*config)
 	options.Fatal = func(reason error) {
 		logger.Error("stopping: continuing is unsafe", "reason", reason.Error())
 		os.Exit(exitFatal)
@@ -138,6 +141,19 @@ func startProfile(kind, dataPath string) (stop func(), err error) {
 	}
 	running := profile.Start(mode, profile.ProfilePath(directory), profile.NoShutdownHook, profile.Quiet)
 	return running.Stop, nil
+}
+
+// configText is the effective configuration as TOML, secrets redacted,
+// for diagnostic snapshots.
+func configText(config configs.Config) string {
+	if config.Cluster.Auth.SharedSecret != "" {
+		config.Cluster.Auth.SharedSecret = "(redacted)"
+	}
+	var out strings.Builder
+	if err := toml.NewEncoder(&out).Encode(config); err != nil {
+		return "encode the configuration: " + err.Error()
+	}
+	return out.String()
 }
 
 func absolute(path string) string {

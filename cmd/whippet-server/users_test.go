@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"strconv"
 	"testing"
@@ -54,6 +56,12 @@ func TestSystemCommands(t *testing.T) {
 	}
 	if specs := must[wire.OptionSpecs](t, "describe")(c.DescribeOptions(ctx, wire.ScopeStream)); len(specs) != 0 {
 		t.Fatalf("stream catalog %+v, want empty", specs)
+	}
+	archive := must[[]byte](t, "snapshot")(c.GetSnapshot(ctx, &wire.GetSnapshot{Compression: wire.SnapshotStored,
+		Types: []uint8{wire.SnapshotTypeAll}}))
+	unzipped := must[*zip.Reader](t, "unzip")(zip.NewReader(bytes.NewReader(archive), int64(len(archive))))
+	if len(unzipped.File) != 6 {
+		t.Fatalf("snapshot holds %d files, want 6", len(unzipped.File))
 	}
 	createUser(t, c, "reader", "secret1", nil)
 	reader := s.dialAs(t, "reader", "secret1")
