@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func serverBinary(t *testing.T) string {
+func serverBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		binaryDir, buildErr = os.MkdirTemp("", "whippet-server-test")
@@ -58,7 +58,7 @@ func serverBinary(t *testing.T) string {
 
 // server is one running whippet-server process.
 type server struct {
-	t       *testing.T
+	t       testing.TB
 	dataDir string
 	address string
 	env     []string
@@ -82,7 +82,7 @@ func (b *logBuffer) String() string {
 
 // startServer starts the binary with a fresh data directory; extra
 // environment entries (KEY=VALUE) override the defaults.
-func startServer(t *testing.T, extra ...string) *server {
+func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	s := &server{t: t, dataDir: t.TempDir()}
 	s.env = append([]string{"WHIPPET_SYSTEM_PATH=" + s.dataDir, "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
@@ -163,12 +163,12 @@ func (s *server) restart() {
 }
 
 // dial connects and logs in as root.
-func (s *server) dial(t *testing.T) *client.Client {
+func (s *server) dial(t testing.TB) *client.Client {
 	t.Helper()
 	return s.dialAs(t, "iggy", "iggy")
 }
 
-func (s *server) dialAs(t *testing.T, username, password string) *client.Client {
+func (s *server) dialAs(t testing.TB, username, password string) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -182,7 +182,7 @@ func (s *server) dialAs(t *testing.T, username, password string) *client.Client 
 }
 
 // raw opens a plain TCP connection for hand-made frames.
-func (s *server) raw(t *testing.T) net.Conn {
+func (s *server) raw(t testing.TB) net.Conn {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", s.address, 5*time.Second)
 	if err != nil {
@@ -259,7 +259,7 @@ func payloads(t *testing.T, polled *wire.PolledMessages) []string {
 }
 
 // dialToken connects and logs in with a personal access token.
-func (s *server) dialToken(t *testing.T, token string) *client.Client {
+func (s *server) dialToken(t testing.TB, token string) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
