@@ -232,9 +232,10 @@ func (f *front) OnFrame(conn *Conn, frame []byte) {
 		conn.forgetFrame()
 		return
 	}
-	invariant.Assert(len(s.queue) < queuedFramesMax, "front: a session queues at most the in-flight frames")
+	invariant.Assert(len(s.order.queue)+s.order.running < queuedFramesMax,
+		"front: a session holds at most the in-flight frames")
 	s.lastSeen = time.Now()
-	s.queue = append(s.queue, frame)
+	s.order.queue = append(s.order.queue, frame)
 	f.runQueue(s)
 }
 
@@ -246,10 +247,10 @@ func (f *front) OnClose(conn *Conn, err error) {
 		return
 	}
 	s.closed = true
-	for _, frame := range s.queue {
+	for _, frame := range s.order.queue {
 		f.shard.Release(frame)
 	}
-	s.queue = nil
+	s.order.queue = nil
 	f.endSession(s)
 	f.server.clients.remove(s.id)
 	for i, other := range f.sessions {
@@ -261,47 +262,6 @@ func (f *front) OnClose(conn *Conn, err error) {
 			break
 		}
 	}
-}
-
-// runQueue starts the session's next frame while none executes.
-func (f *front) runQueue(s *session) {
-	for !s.busy && len(s.queue) > 0 && !s.closed {
-		frame := s.queue[0]
-		copy(s.queue, s.queue[1:])
-		s.queue[len(s.queue)-1] = nil
-		s.queue = s.queue[:len(s.queue)-1]
-		s.busy = true
-		f.serve(s, frame)
-	}
-}
-
-// finish answers the session's executing frame with reply (nil: no
-// reply, the frame is dropped) and starts the next one.
-func (f *front) finish(s *session, frame []byte, reply []byte) {
-	invariant.Assert(s.busy, "front: finish answers the executing frame")
-	s.busy = false
-	f.shard.Release(frame)
-	if s.closed {
-		if reply != nil {
-			f.shard.Release(reply)
-		}
-		return
-	}
-	if reply == nil {
-		s.conn.forgetFrame()
-	} else {
-		_ = s.conn.Reply(reply) // a closed connection drops it; OnClose cleans up
-	}
-	if s.evicted {
-		for _, queued := range s.queue {
-			f.shard.Release(queued)
-			s.conn.forgetFrame()
-		}
-		s.queue = s.queue[:0]
-		s.conn.drain()
-		return
-	}
-	f.runQueue(s)
 }
 
 // forgetFrame frees the in-flight slot of a frame answered by silence

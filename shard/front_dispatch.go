@@ -1,8 +1,6 @@
 package shard
 
 import (
-	"time"
-
 	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
@@ -15,7 +13,7 @@ import (
 type call struct {
 	origin  *front
 	session *session
-	frame   []byte
+	frame   frameRef
 	header  wire.RequestHeader
 	code    wire.Code
 	body    wire.Decoder
@@ -32,6 +30,10 @@ type call struct {
 	payload wire.Body
 	// joined records that the session became a group member.
 	joined bool
+	// send is this call's own copy of a SendMessages body: consecutive
+	// sends of one connection run together, so they cannot share the
+	// session's decode scratch.
+	send wire.SendMessages
 	// ranges are the partitions a metadata change makes the data plane
 	// create, delete or purge, captured before the change.
 	ranges []topicRange
@@ -39,7 +41,7 @@ type call struct {
 
 // dispatch runs a classified request: reads of the view here, metadata
 // writes on shard 0, partition commands on their owning shard.
-func (f *front) dispatch(s *session, frame []byte, request *wire.Request, code wire.Code) {
+func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code wire.Code) {
 	if f.server.view.Load() == nil {
 		f.waitReady(s, frame)
 		return
@@ -55,6 +57,10 @@ func (f *front) dispatch(s *session, frame []byte, request *wire.Request, code w
 	}
 	c := &call{origin: f, session: s, frame: frame, header: request.Header, code: code, body: body,
 		userID: s.userID, client: clientKey(s.client)}
+	if send, ok := body.(*wire.SendMessages); ok {
+		c.send = *send
+		c.body = &c.send
+	}
 	if read := localReads[code]; read != nil && statsReads[code] {
 		f.readWithStats(c, f.server.view.Load(), read)
 		return
@@ -72,19 +78,6 @@ func (f *front) dispatch(s *session, frame []byte, request *wire.Request, code w
 		return
 	}
 	f.post(0, Message{Kind: kindMetaCall, Data: c})
-}
-
-// waitReady parks a request until shard 0 has opened the metadata.
-func (f *front) waitReady(s *session, frame []byte) {
-	s.queue = append([][]byte{frame}, s.queue...)
-	_, err := f.shard.After(notReadyRetryDelay, func(_ time.Time) {
-		s.busy = false
-		if s.closed {
-			return
-		}
-		f.runQueue(s)
-	})
-	invariant.Assert(err == nil, "front: the not-ready timer fits")
 }
 
 // decodeStatus is the status of a body that does not decode: the code

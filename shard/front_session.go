@@ -20,8 +20,7 @@ type session struct {
 	id       uint32 // the client id GetClients reports
 	address  string
 	requests wire.RequestSet
-	queue    [][]byte
-	busy     bool
+	order    order
 	closed   bool
 	evicted  bool
 	lastSeen time.Time
@@ -61,8 +60,8 @@ func sockaddrString(sa unix.Sockaddr) string {
 }
 
 // serve classifies one frame (§3) and runs it.
-func (f *front) serve(s *session, frame []byte) {
-	request, _, err := wire.DecodeRequest(frame)
+func (f *front) serve(s *session, frame frameRef) {
+	request, _, err := wire.DecodeRequest(frame.buf)
 	if err != nil {
 		f.finish(s, frame, nil) // a header that does not decode is dropped (§2.2)
 		return
@@ -99,7 +98,7 @@ func (f *front) statusReply(header *wire.RequestHeader, code wire.Code, status w
 
 // evict answers with an Eviction frame and closes the connection once it
 // is sent (§2.4).
-func (f *front) evict(s *session, frame []byte, header *wire.RequestHeader, reason wire.EvictionReason,
+func (f *front) evict(s *session, frame frameRef, header *wire.RequestHeader, reason wire.EvictionReason,
 	versionMax, versionMin uint32) {
 	eviction := wire.EvictionHeader{Cluster: header.Cluster, Client: header.Client, Reason: reason,
 		VersionMax: versionMax, VersionMin: versionMin}
@@ -114,7 +113,7 @@ func (f *front) evict(s *session, frame []byte, header *wire.RequestHeader, reas
 }
 
 // login runs the Register handshake (§5.2) against the published view.
-func (f *front) login(s *session, frame []byte, request *wire.Request) {
+func (f *front) login(s *session, frame frameRef, request *wire.Request) {
 	header := &request.Header
 	body := &s.requests.LoginRegister
 	if err := wire.DecodeAll(body, request.Body); err != nil || !(body.PasswordShape || body.TokenShape) {
@@ -192,7 +191,7 @@ func (f *front) verifyPassword(password, stored string) bool {
 }
 
 // logout ends the session (§5.5); it works when not logged in.
-func (f *front) logout(s *session, frame []byte, header *wire.RequestHeader) {
+func (f *front) logout(s *session, frame frameRef, header *wire.RequestHeader) {
 	f.endSession(s)
 	f.finish(s, frame, f.encodeReply(header, wire.OperationLogout, nil))
 }
@@ -231,7 +230,7 @@ func (f *front) encodeReply(header *wire.RequestHeader, operation wire.Operation
 func (f *front) evictStale(now time.Time) {
 	limit := f.server.options.HeartbeatInterval * staleFactorPercent / 100
 	for _, s := range f.sessions {
-		if !s.inGroups || s.busy || s.closed || s.evicted || now.Sub(s.lastSeen) < limit {
+		if !s.inGroups || s.order.running > 0 || s.closed || s.evicted || now.Sub(s.lastSeen) < limit {
 			continue
 		}
 		eviction := wire.EvictionHeader{Client: s.client, Reason: wire.EvictionStaleClient}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/whippetio/whippet/wire"
@@ -78,5 +79,71 @@ func sendPollScenario(t *testing.T, s *server) {
 	}
 	if got := poll(0, wire.Strategy{Kind: wire.StrategyLast}, 2); !slices.Equal(got, []string{"p0-b1-3", "p0-b1-4"}) {
 		t.Fatalf("poll last: %q", got)
+	}
+}
+
+// TestPipelinedSends: concurrent producers on one connection pipeline
+// their sends (they run together on the server); every batch lands once,
+// the confirmations tile the partition, and a read after them sees all.
+func TestPipelinedSends(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "p", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 2, Name: "t"}))
+	const producers, batches, batchMessages = 8, 40, 10
+	var mu sync.Mutex
+	bases := map[uint64]bool{}
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	for producer := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range batches {
+				partition := uint32(producer % 2)
+				confirmations, err := c.SendMessages(ctx, id(0), id(0), wire.PartitionID(partition),
+					messages(fmt.Sprintf("%d-%d", producer, batch), batchMessages))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if partition == 0 {
+					mu.Lock()
+					bases[confirmations[0].BaseOffset] = true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for base := uint64(0); base < producers/2*batches*batchMessages; base += batchMessages {
+		if !bases[base] {
+			t.Fatalf("no batch landed at offset %d (%d batches confirmed)", base, len(bases))
+		}
+	}
+	topic := must[*wire.TopicDetails](t, "topic after")(c.GetTopic(ctx, id(0), id(0)))
+	if topic.MessagesCount != producers*batches*batchMessages {
+		t.Fatalf("topic holds %d messages, want %d", topic.MessagesCount, producers*batches*batchMessages)
+	}
+	polled := must[*wire.PolledMessages](t, "poll")(c.PollMessages(ctx, &wire.PollMessages{Consumer: single(1),
+		Stream: id(0), Topic: id(0), Partition: wire.PartitionOf(0), Strategy: wire.Strategy{Kind: wire.StrategyFirst},
+		Count: 5000}))
+	iterator := polled.Messages()
+	for want := uint64(0); ; want++ {
+		message, ok := iterator.Next()
+		if !ok {
+			if want != producers/2*batches*batchMessages {
+				t.Fatalf("polled %d messages", want)
+			}
+			break
+		}
+		if message.Offset != want {
+			t.Fatalf("offset %d at position %d", message.Offset, want)
+		}
 	}
 }
