@@ -89,7 +89,7 @@ func (f *front) readWithStats(c *call, view *frontView, read func(f *front, c *c
 func (f *front) statsAll(c *call, view *frontView, read func(f *front, c *call, view *frontView)) {
 	local := f.server.data.Local(f.shard)
 	op := local.Get()
-	op.Shards = make([]ShardDataStats, len(f.server.runtime.Shards()))
+	op.Shards = make([]ShardDataStats, len(f.shard.Runtime().Shards()))
 	op.Done = func(op *DataOp) {
 		read(f, c, view)
 		if stats, ok := c.payload.(*wire.Stats); ok {

@@ -137,7 +137,7 @@ func (f *front) getClients(c *call, view *frontView) {
 // the address the client reached it on, so that no SDK redirects (§11).
 func (f *front) getClusterMetadata(c *call, _ *frontView) {
 	ip, port := "127.0.0.1", 0
-	if addr := f.server.Addr(); addr != nil {
+	if addr := f.shard.Runtime().Addr(); addr != nil {
 		if tcp, ok := addr.(*net.TCPAddr); ok {
 			port = tcp.Port
 		}
