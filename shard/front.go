@@ -224,6 +224,12 @@ func (f *front) FrameBytes(head []byte) (int, error) {
 func (f *front) OnFrame(conn *Conn, frame []byte) {
 	s, _ := conn.Attached().(*session)
 	if s == nil {
+		if limit := f.server.options.ConnectionsMax; limit > 0 && f.server.clients.count() >= limit {
+			f.shard.Release(frame)
+			conn.forgetFrame()
+			conn.Close() // past tcp.max_connections: refusing is the answer the peer gets
+			return
+		}
 		s = f.newSession(conn)
 		conn.Attach(s)
 	}

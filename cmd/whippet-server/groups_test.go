@@ -153,7 +153,7 @@ func waitAssignment(t *testing.T, c interface {
 	t.Helper()
 	ctx := ctxTimeout(t)
 	var got []uint32
-	for range 200 {
+	for range 500 {
 		assignment, err := c.SyncConsumerGroup(ctx, target)
 		check(t, "sync", err)
 		got = assignment.Partitions
@@ -163,4 +163,25 @@ func waitAssignment(t *testing.T, c interface {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("assignment %v, want %v", got, want)
+}
+
+// TestStaleMemberEvicted: a group member silent for 1.2 heartbeat
+// intervals is evicted (reason 13) and its partitions go to the others.
+func TestStaleMemberEvicted(t *testing.T) {
+	s := startServer(t, "WHIPPET_HEARTBEAT_INTERVAL=1 s")
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "s", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 2, Name: "t"}))
+	must[*wire.ConsumerGroupInfo](t, "group")(c.CreateConsumerGroup(ctx, id(0), id(0), "g"))
+	target := wire.GroupTarget{Stream: id(0), Topic: id(0), Group: id(0)}
+	silent := s.dial(t)
+	check(t, "silent joins", silent.JoinConsumerGroup(ctx, target))
+	check(t, "active joins", c.JoinConsumerGroup(ctx, target))
+	waitAssignment(t, c, target, []uint32{0, 1})
+	// The eviction ended the silent session: its client reconnects with a
+	// new session, which is no member.
+	if assignment, err := silent.SyncConsumerGroup(ctx, target); err == nil && len(assignment.Partitions) != 0 {
+		t.Fatalf("the evicted member still owns %v", assignment.Partitions)
+	}
 }

@@ -180,3 +180,16 @@ func TestPersonalAccessTokens(t *testing.T) {
 	_, err = fresh.LoginWithToken(ctx, token)
 	wantStatus(t, "deleted token", err, wire.StatusInvalidPersonalAccessToken)
 }
+
+// TestConnectionsMax: a connection past tcp.max_connections is closed;
+// the ones before it are served.
+func TestConnectionsMax(t *testing.T) {
+	s := startServer(t, "WHIPPET_TCP_MAX_CONNECTIONS=2")
+	first, second := s.dial(t), s.dial(t)
+	ctx := ctxTimeout(t)
+	r := s.rawConn(t)
+	r.write(r.frame(wire.OperationNonReplicated, wire.CodePing, nil))
+	r.closed()
+	check(t, "first ping", first.Ping(ctx))
+	check(t, "second ping", second.Ping(ctx))
+}
