@@ -39,6 +39,7 @@ type DataShard struct {
 	retryFn      func(time.Time)
 	parked       []*dataPartition // partitions holding ops to retry
 	stopping     bool
+	heldTotal    uint64 // messages ever held for a full queue (tests, metrics)
 }
 
 // dataOpState is the data plane's part of a DataOp.
@@ -296,6 +297,7 @@ func (ds *DataShard) send(peer int, message Message) {
 	invariant.Assert(ds.pendingCount < dataPendingSendsMax, "held messages within the limit")
 	ds.pending[peer] = append(ds.pending[peer], message)
 	ds.pendingCount++
+	ds.heldTotal++
 	ds.armRetry()
 }
 
