@@ -2,6 +2,9 @@ package shard
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/engine/metadata"
@@ -32,7 +35,32 @@ func (m *metaPlane) afterPartitions(c *call, command *metadata.Command, result m
 		topic := view.stream(command.StreamID).Topics[result.TopicID]
 		c.payload = m.front.topicDetails(command.StreamID, topic)
 	}
-	m.topicOps(c, kind, c.ranges)
+	var cleanup func()
+	if command.Kind == metadata.DeleteTopic || command.Kind == metadata.DeleteStream {
+		cleanup = func() { m.removeDirectories(command, c.ranges) }
+	}
+	m.topicOps(c, kind, c.ranges, cleanup)
+}
+
+// removeDirectories removes the emptied directories of deleted topics
+// (and of a deleted stream) once their partitions are gone; a directory a
+// new topic already reuses is not empty and stays.
+func (m *metaPlane) removeDirectories(command *metadata.Command, ranges []topicRange) {
+	root := m.front.server.options.DataPath
+	for _, r := range ranges {
+		if err := RemoveTopicDirectory(root, r.key.Stream, r.key.Topic); err != nil {
+			m.front.server.options.Logger.Warn("remove a topic directory", "err", err.Error())
+		}
+	}
+	if command.Kind == metadata.DeleteTopic {
+		return
+	}
+	stream := filepath.Join(root, "streams", strconv.FormatUint(uint64(command.StreamID), 10))
+	for _, path := range []string{filepath.Join(stream, "topics"), stream} {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return // not empty: a new stream reuses the id
+		}
+	}
 }
 
 // rebalanceTopics follows a change of partitions in the groups it touches.
@@ -64,7 +92,7 @@ func partitionIDs(topic *metadata.Topic) []uint32 {
 }
 
 // topicOps runs one data op per range and answers c when all are done.
-func (m *metaPlane) topicOps(c *call, kind DataKind, ranges []topicRange) {
+func (m *metaPlane) topicOps(c *call, kind DataKind, ranges []topicRange, cleanup func()) {
 	pending := 0
 	for _, r := range ranges {
 		if r.count > 0 {
@@ -72,6 +100,9 @@ func (m *metaPlane) topicOps(c *call, kind DataKind, ranges []topicRange) {
 		}
 	}
 	if pending == 0 {
+		if cleanup != nil {
+			cleanup()
+		}
 		m.reply(c)
 		return
 	}
@@ -87,6 +118,9 @@ func (m *metaPlane) topicOps(c *call, kind DataKind, ranges []topicRange) {
 			local.Put(op)
 			pending--
 			if pending == 0 {
+				if cleanup != nil {
+					cleanup()
+				}
 				m.reply(c)
 			}
 		}

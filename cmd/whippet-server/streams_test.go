@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/whippetio/whippet/wire"
@@ -91,5 +93,35 @@ func TestStreamsAndTopics(t *testing.T) {
 	again := must[*wire.StreamInfo](t, "reuse id")(c.CreateStream(ctx, "again", nil))
 	if again.ID != 1 {
 		t.Fatalf("new stream id %d, want the freed 1", again.ID)
+	}
+}
+
+// TestDeleteRemovesDirectories: deleting a topic and a stream leaves no
+// directories of theirs behind, and their ids are reused cleanly.
+func TestDeleteRemovesDirectories(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "d", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 3, Name: "t"}))
+	must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(2), messages("d", 3)))
+	topicDirectory := filepath.Join(s.dataDir, "streams", "0", "topics", "0")
+	if _, err := os.Stat(topicDirectory); err != nil {
+		t.Fatalf("topic directory: %v", err)
+	}
+	check(t, "delete topic", c.DeleteTopic(ctx, id(0), id(0)))
+	if _, err := os.Stat(topicDirectory); !os.IsNotExist(err) {
+		t.Fatalf("topic directory after delete: %v", err)
+	}
+	must[*wire.TopicDetails](t, "topic again")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "t2"}))
+	polled := must[*wire.PolledMessages](t, "poll the reused id")(c.PollMessages(ctx, &wire.PollMessages{
+		Consumer: single(1), Stream: id(0), Topic: id(0), Partition: wire.PartitionOf(0),
+		Strategy: wire.Strategy{Kind: wire.StrategyFirst}, Count: 10}))
+	if polled.MessagesCount != 0 {
+		t.Fatalf("a reused topic id serves %d old messages", polled.MessagesCount)
+	}
+	check(t, "delete stream", c.DeleteStream(ctx, id(0)))
+	if _, err := os.Stat(filepath.Join(s.dataDir, "streams", "0")); !os.IsNotExist(err) {
+		t.Fatalf("stream directory after delete: %v", err)
 	}
 }
