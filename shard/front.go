@@ -132,6 +132,7 @@ const (
 	kindMetaCall   uint32 = 0x100 + iota // → shard 0: run a metadata call
 	kindCallDone                         // → origin: a call's reply is ready
 	kindClientGone                       // → shard 0: a session ended; leave its groups
+	kindUserGone                         // → every shard: log out the sessions of a user (Value)
 )
 
 func (s *Server) onMessage(sh *Shard, from int, message Message) {
@@ -143,6 +144,8 @@ func (s *Server) onMessage(sh *Shard, from int, message Message) {
 		f.callDone(message.Data.(*call))
 	case kindClientGone:
 		f.meta.clientGone(message.Data.(*clientGone))
+	case kindUserGone:
+		f.logoutUser(uint32(message.Value))
 	default:
 		invariant.Assert(false, "front: unknown message kind")
 	}

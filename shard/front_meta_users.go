@@ -167,6 +167,12 @@ func (m *metaPlane) after(c *call, command *metadata.Command, result metadata.Re
 		topic := view.stream(command.StreamID).Topics[command.TopicID]
 		info := groupInfo(topic, topic.Group(result.GroupID), nil)
 		c.payload = &info
+	case metadata.DeleteUser, metadata.UpdateUser:
+		if command.Kind == metadata.DeleteUser || command.HasStatus && command.Status != uint8(wire.UserActive) {
+			for shardID := range m.front.server.fronts {
+				m.front.post(shardID, Message{Kind: kindUserGone, Value: uint64(command.UserID)})
+			}
+		}
 	case metadata.DeleteConsumerGroup:
 		key := metadata.GroupKey{StreamID: command.StreamID, TopicID: command.TopicID, GroupID: command.GroupID}
 		m.dropGroups(func(k metadata.GroupKey) bool { return k == key })

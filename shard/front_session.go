@@ -208,6 +208,17 @@ func (f *front) endSession(s *session) {
 	f.server.clients.login(s.id, wire.ClientUserNone)
 }
 
+// logoutUser ends the sessions of a user that was deleted or deactivated:
+// its id may be reused by a new user, whose rights the old sessions must
+// not inherit. Their next request finds them logged out.
+func (f *front) logoutUser(userID uint32) {
+	for _, s := range f.sessions {
+		if s.session != 0 && s.userID == userID {
+			f.endSession(s)
+		}
+	}
+}
+
 // clientGone tells shard 0 that a session ended.
 type clientGone struct {
 	client    metadata.ClientID

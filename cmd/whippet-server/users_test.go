@@ -130,7 +130,12 @@ func TestUsers(t *testing.T) {
 	wantStatus(t, "root permissions", c.UpdatePermissions(ctx, id(0), nil), wire.StatusCannotChangePermissions)
 	wantStatus(t, "delete root", c.DeleteUser(ctx, id(0)), wire.StatusCannotDeleteUser)
 	wantStatus(t, "delete missing", c.DeleteUser(ctx, id(9)), wire.StatusResourceNotFound)
+	aliceSession := s.dialAs(t, "alicia", "password9")
+	must[wire.UserList](t, "alicia lists users")(aliceSession.GetUsers(ctx))
 	check(t, "deactivate", c.UpdateUser(ctx, &wire.UpdateUser{User: id(alice.ID), HasStatus: true, Status: wire.UserInactive}))
+	if _, err := aliceSession.GetUsers(ctx); err == nil {
+		t.Fatal("a deactivated user's session still reads")
+	}
 	wantLoginRefused(t, s, "alicia", "password9", wire.StatusInvalidCredentials)
 	check(t, "delete", c.DeleteUser(ctx, wire.NamedID("alicia")))
 	wantLoginRefused(t, s, "alicia", "password9", wire.StatusInvalidCredentials)
