@@ -102,6 +102,8 @@ func (s *Server) fatal(reason error) {
 func (s *Server) newFront(sh *Shard) Handler {
 	f := &front{server: s, shard: sh, outbox: make([][]Message, len(s.fronts)),
 		passwords: make(map[[32]byte]bool), roundRobin: make(map[[2]uint32]uint32)}
+	f.dataDoneFn, f.sendDoneFn, f.pollDoneFn = f.dataDone, f.sendDone, f.pollDone
+	f.offsetDoneFn, f.opDoneFn = f.offsetDone, f.partitionOpDone
 	s.fronts[sh.ID()] = f
 	return f
 }
@@ -167,6 +169,15 @@ type front struct {
 	// roundRobin is the Balanced partitioning cursor of each topic
 	// (stream id, topic id) on this shard.
 	roundRobin map[[2]uint32]uint32
+	// calls are recycled request contexts; dataDoneFn and the *Fn
+	// continuations are method values made once, so that starting a data
+	// op allocates nothing.
+	calls        []*call
+	dataDoneFn   func(op *DataOp)
+	sendDoneFn   func(c *call, op *DataOp)
+	pollDoneFn   func(c *call, op *DataOp)
+	offsetDoneFn func(c *call, op *DataOp)
+	opDoneFn     func(c *call, op *DataOp)
 	// stats holds the partition counters gathered for the read being
 	// answered (readWithStats), nil otherwise.
 	stats map[PartitionKey]PartitionStats

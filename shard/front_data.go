@@ -76,19 +76,12 @@ func (t dataTarget) key() PartitionKey {
 	return PartitionKey{Stream: t.stream.ID, Topic: t.topic.ID, Partition: t.partition}
 }
 
-// startData hands op to the data plane; its Done completes c here.
-func (f *front) startData(c *call, op *DataOp, kind DataKind, done func(c *call, op *DataOp)) {
+// startData hands op to the data plane; when it completes, next runs on
+// this shard with the call (op.Context) and the op.
+func (f *front) startData(c *call, op *DataOp, kind DataKind, next func(c *call, op *DataOp)) {
 	local := f.server.data.Local(f.shard)
-	op.Done = func(op *DataOp) {
-		if op.Err != nil {
-			var fatal *engine.FatalError
-			if errors.As(op.Err, &fatal) {
-				f.server.fatal(op.Err)
-			}
-		}
-		done(c, op)
-		local.Put(op)
-	}
+	c.next, c.kind = next, kind
+	op.Context, op.Done = c, f.dataDoneFn
 	switch kind {
 	case DataAppend:
 		local.Append(op)
@@ -105,6 +98,21 @@ func (f *front) startData(c *call, op *DataOp, kind DataKind, done func(c *call,
 	case DataDeleteSegments:
 		local.DeleteSegments(op)
 	}
+}
+
+// dataDone is every data op's Done: a fatal error stops the process, the
+// rest is the call's continuation.
+func (f *front) dataDone(op *DataOp) {
+	c := op.Context.(*call)
+	if op.Err != nil {
+		var fatal *engine.FatalError
+		if errors.As(op.Err, &fatal) {
+			f.server.fatal(op.Err)
+		}
+	}
+	next := c.next
+	next(c, op)
+	f.server.data.Local(f.shard).Put(op)
 }
 
 func (f *front) sendMessages(c *call, view *frontView, request *wire.SendMessages) {
@@ -131,18 +139,23 @@ func (f *front) sendMessages(c *call, view *frontView, request *wire.SendMessage
 		f.complete(c)
 		return
 	}
-	target := dataTarget{stream: stream, topic: topic, partition: partition}
+	c.target = dataTarget{stream: stream, topic: topic, partition: partition}
 	op := f.server.data.Local(f.shard).Get()
-	op.Key, op.Batch = target.key(), request.Batch
-	f.startData(c, op, DataAppend, func(c *call, op *DataOp) {
-		if op.Err != nil {
-			c.status = dataStatus(op.Err, wire.StatusResourceNotFound)
-		} else {
-			c.payload = &wire.SendConfirmations{{StreamID: stream.ID, TopicID: topic.ID, PartitionID: partition,
-				BaseOffset: op.BaseOffset}}
-		}
-		f.complete(c)
-	})
+	op.Key, op.Batch = c.target.key(), request.Batch
+	f.startData(c, op, DataAppend, f.sendDoneFn)
+}
+
+// sendDone answers a send with its confirmation (§7.7), held in the call.
+func (f *front) sendDone(c *call, op *DataOp) {
+	if op.Err != nil {
+		c.status = dataStatus(op.Err, wire.StatusResourceNotFound)
+	} else {
+		c.confirmation[0] = wire.SendConfirmation{StreamID: c.target.stream.ID, TopicID: c.target.topic.ID,
+			PartitionID: c.target.partition, BaseOffset: op.BaseOffset}
+		c.confirmations = c.confirmation[:]
+		c.payload = &c.confirmations
+	}
+	f.complete(c)
 }
 
 // choosePartition applies the partitioning (§1.5): round robin per topic
@@ -202,10 +215,12 @@ func (f *front) partitionOp(c *call, view *frontView, streamID, topicID wire.Ide
 	}
 	op := f.server.data.Local(f.shard).Get()
 	op.Key, op.Fsync, op.SegmentCount = target.key(), true, segments
-	f.startData(c, op, kind, func(c *call, op *DataOp) {
-		if op.Err != nil {
-			c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
-		}
-		f.complete(c)
-	})
+	f.startData(c, op, kind, f.opDoneFn)
+}
+
+func (f *front) partitionOpDone(c *call, op *DataOp) {
+	if op.Err != nil {
+		c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
+	}
+	f.complete(c)
 }

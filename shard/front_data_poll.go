@@ -57,25 +57,29 @@ func (f *front) pollMessages(c *call, view *frontView, request *wire.PollMessage
 	}
 	recordsBytes := min(max(int(request.Count)*pollBytesPerMessage, pollRecordsBytesMin), pollRecordsBytesCap)
 	prefix := wire.HeaderBytes + pollPrefixBytes
-	buf := f.shard.Buffer(prefix + recordsBytes)
+	c.buf, c.target = f.shard.Buffer(prefix+recordsBytes), target
 	op := f.server.data.Local(f.shard).Get()
 	op.Key, op.Strategy, op.Value = target.key(), engine.PollStrategy(request.Strategy.Kind), request.Strategy.Value
 	op.Count, op.Consumer, op.AutoCommit = request.Count, consumer, request.AutoCommit
-	op.Out = buf[:prefix:len(buf)]
-	f.startData(c, op, DataPoll, func(c *call, op *DataOp) {
-		if op.Err != nil {
-			f.shard.Release(buf)
-			c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
-			f.complete(c)
-			return
-		}
-		size := len(op.Out)
-		header := wire.ReplyTo(&c.header, wire.OperationNonReplicated)
-		header.Size = uint32(size)
-		header.Encode(buf)
-		wire.EncodePollPrefix(buf[wire.HeaderBytes:], target.partition, op.CurrentOffset, op.Messages)
-		f.finish(c.session, c.frame, buf[:size])
-	})
+	op.Out = c.buf[:prefix:len(c.buf)]
+	f.startData(c, op, DataPoll, f.pollDoneFn)
+}
+
+// pollDone answers a poll in the buffer the records were read into.
+func (f *front) pollDone(c *call, op *DataOp) {
+	buf := c.buf
+	if op.Err != nil {
+		f.shard.Release(buf)
+		c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
+		f.complete(c)
+		return
+	}
+	size := len(op.Out)
+	header := wire.ReplyTo(&c.header, wire.OperationNonReplicated)
+	header.Size = uint32(size)
+	header.Encode(buf)
+	wire.EncodePollPrefix(buf[wire.HeaderBytes:], c.target.partition, op.CurrentOffset, op.Messages)
+	f.done(c, buf[:size])
 }
 
 // emptyPoll answers a 16-byte poll with no messages (§8.5).
@@ -86,7 +90,7 @@ func (f *front) emptyPoll(c *call, partition uint32) {
 	header.Size = uint32(size)
 	header.Encode(buf)
 	wire.EncodePollPrefix(buf[wire.HeaderBytes:], partition, 0, 0)
-	f.finish(c.session, c.frame, buf)
+	f.done(c, buf)
 }
 
 // offsetOp runs Get, Store or Delete of a consumer offset (§6.8, §8.6).
@@ -130,14 +134,17 @@ func (f *front) offsetOp(c *call, view *frontView, request *wire.OffsetTarget, k
 	}
 	op := f.server.data.Local(f.shard).Get()
 	op.Key, op.Consumer, op.Offset = target.key(), consumer, offset
-	f.startData(c, op, kind, func(c *call, op *DataOp) {
-		switch {
-		case op.Err != nil:
-			c.status = dataStatus(op.Err, missing)
-		case kind == DataGetOffset && op.Found:
-			c.payload = &wire.ConsumerOffsetInfo{PartitionID: target.partition, CurrentOffset: op.CurrentOffset,
-				StoredOffset: op.Offset}
-		}
-		f.complete(c)
-	})
+	c.target, c.missing = target, missing
+	f.startData(c, op, kind, f.offsetDoneFn)
+}
+
+func (f *front) offsetDone(c *call, op *DataOp) {
+	switch {
+	case op.Err != nil:
+		c.status = dataStatus(op.Err, c.missing)
+	case c.kind == DataGetOffset && op.Found:
+		c.payload = &wire.ConsumerOffsetInfo{PartitionID: c.target.partition, CurrentOffset: op.CurrentOffset,
+			StoredOffset: op.Offset}
+	}
+	f.complete(c)
 }

@@ -37,6 +37,38 @@ type call struct {
 	// ranges are the partitions a metadata change makes the data plane
 	// create, delete or purge, captured before the change.
 	ranges []topicRange
+
+	// A partition command's state between its start and its data op's
+	// completion (next runs then, on the origin).
+	target        dataTarget
+	kind          DataKind
+	missing       wire.Status
+	buf           []byte
+	next          func(c *call, op *DataOp)
+	confirmations wire.SendConfirmations
+	confirmation  [1]wire.SendConfirmation
+}
+
+// newCall returns a cleared call from the shard's free list.
+func (f *front) newCall() *call {
+	if last := len(f.calls) - 1; last >= 0 {
+		c := f.calls[last]
+		f.calls[last] = nil
+		f.calls = f.calls[:last]
+		return c
+	}
+	return &call{}
+}
+
+// done answers c with reply and recycles it: nothing refers to a call
+// once its origin answered it.
+func (f *front) done(c *call, reply []byte) {
+	s, frame := c.session, c.frame
+	*c = call{}
+	if len(f.calls) < callsFreeMax {
+		f.calls = append(f.calls, c)
+	}
+	f.finish(s, frame, reply)
 }
 
 // dispatch runs a classified request: reads of the view here, metadata
@@ -55,8 +87,9 @@ func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code
 		f.finish(s, frame, f.statusReply(&request.Header, code, decodeStatus(err)))
 		return
 	}
-	c := &call{origin: f, session: s, frame: frame, header: request.Header, code: code, body: body,
-		userID: s.userID, client: clientKey(s.client)}
+	c := f.newCall()
+	c.origin, c.session, c.frame, c.header, c.code, c.body = f, s, frame, request.Header, code, body
+	c.userID, c.client = s.userID, clientKey(s.client)
 	if send, ok := body.(*wire.SendMessages); ok {
 		c.send = *send
 		c.body = &c.send
@@ -108,7 +141,7 @@ func (f *front) complete(c *call) {
 	default:
 		reply = f.encodeReply(&c.header, c.code.ReplyOperation(), c.payload)
 	}
-	f.finish(c.session, c.frame, reply)
+	f.done(c, reply)
 }
 
 // callDone is the kindCallDone handler: the call came back.

@@ -42,6 +42,9 @@ const (
 	// cost. The cache is emptied when full.
 	passwordCacheEntriesMax = 1024
 
+	// callsFreeMax bounds the recycled calls a shard keeps.
+	callsFreeMax = 4096
+
 	// staleFactorPercent: a group member silent for this share of the
 	// heartbeat interval is stale (§5.7: 1.2 × interval).
 	staleFactorPercent = 120
