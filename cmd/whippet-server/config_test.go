@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"testing"
@@ -38,4 +40,20 @@ func TestInvalidConfigurationExitsTwo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConfigFile: WHIPPET_CONFIG_PATH names a file merged over the
+// default; the startup line names it, and its keys take effect.
+func TestConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.toml")
+	text := "[system.sharding]\nbackend = \"epoll\"\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "WHIPPET_CONFIG_PATH="+path)
+	logs := s.logs.String()
+	if !strings.Contains(logs, "config="+path) || !strings.Contains(logs, "backend=epoll") {
+		t.Fatalf("the file did not take effect:\n%s", logs)
+	}
+	check(t, "ping", s.dial(t).Ping(ctxTimeout(t)))
 }

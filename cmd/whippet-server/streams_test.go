@@ -64,6 +64,10 @@ func TestStreamsAndTopics(t *testing.T) {
 		got.MessagesCount != 4 || got.Partitions[3].CurrentOffset != 3 || got.Partitions[3].MessagesCount != 4 {
 		t.Fatalf("topic after updates %+v %+v", got.TopicInfo, got.Partitions)
 	}
+	check(t, "flush", c.FlushUnsavedBuffer(ctx, &wire.FlushUnsavedBuffer{Stream: id(0), Topic: id(0), PartitionID: 3,
+		Fsync: true}))
+	wantStatus(t, "flush a missing partition", c.FlushUnsavedBuffer(ctx, &wire.FlushUnsavedBuffer{Stream: id(0),
+		Topic: id(0), PartitionID: 9}), wire.StatusPartitionNotFound)
 	check(t, "delete segments", c.DeleteSegments(ctx, &wire.DeleteSegments{Stream: id(0), Topic: id(0), PartitionID: 3,
 		SegmentsCount: 1}))
 	wantStatus(t, "segments of a missing partition", c.DeleteSegments(ctx, &wire.DeleteSegments{Stream: id(0),

@@ -140,6 +140,11 @@ func TestUsers(t *testing.T) {
 	check(t, "delete", c.DeleteUser(ctx, wire.NamedID("alicia")))
 	wantLoginRefused(t, s, "alicia", "password9", wire.StatusInvalidCredentials)
 	wantLoginRefused(t, s, "iggy", "wrong-password", wire.StatusInvalidCredentials)
+	check(t, "logout", c.Logout(ctx))
+	_, err = c.GetUsers(ctx)
+	wantStatus(t, "read after logout", err, wire.StatusUnauthenticated)
+	must[wire.LoginReply](t, "login again")(c.Login(ctx, "iggy", "iggy"))
+	must[wire.UserList](t, "read after a new login")(c.GetUsers(ctx))
 }
 
 // wantLoginRefused dials and expects the login to fail with status.
