@@ -56,4 +56,3 @@ func TestServerOptionsRefusals(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
-

@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
