@@ -47,6 +47,9 @@ func (c *Config) LogLevel() slog.Level {
 // shard runtime's options. allowedCPUs are the CPUs the process may run
 // on: cpu_allocation "all" and a count pick from them.
 func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog.Logger) (shard.ServerOptions, error) {
+	if err := c.unsupported(); err != nil {
+		return shard.ServerOptions{}, err
+	}
 	cpus, err := c.cpus(allowedCPUs)
 	if err != nil {
 		return shard.ServerOptions{}, err
@@ -72,6 +75,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		SegmentBytes:       uint64(c.System.Topic.SegmentSize),
 		Durability:         durability,
 		CacheBytes:         int(c.System.Cache.BytesPerShard),
+		FrameBytesMax:      int(c.TCP.MaxFrameSize),
 		Logger:             logger,
 	}
 	if c.Heartbeat.Enabled {
@@ -101,4 +105,27 @@ func (c *Config) cpus(allowed []int) ([]int, error) {
 		return nil, fmt.Errorf("%w: system.sharding.cpu_allocation: %v", ErrInvalid, err)
 	}
 	return cpus, nil
+}
+
+// unsupported refuses settings this server cannot honour yet, naming the
+// key: serving plaintext where TLS was asked for, or one node where a
+// cluster was, would be worse than not starting.
+func (c *Config) unsupported() error {
+	switch {
+	case c.TCP.TLS.Enabled:
+		return fmt.Errorf("%w: tcp.tls.enabled: TLS is not offered by this server yet", ErrInvalid)
+	case c.Cluster.Enabled:
+		return fmt.Errorf("%w: cluster.enabled: replication is not wired into the server yet", ErrInvalid)
+	}
+	return nil
+}
+
+// Ignored lists enabled settings the server does not act on, one line
+// each for the startup log.
+func (c *Config) Ignored() []string {
+	var ignored []string
+	if c.HTTP.Enabled {
+		ignored = append(ignored, "http.enabled: the HTTP API and metrics endpoint are not served yet")
+	}
+	return ignored
 }

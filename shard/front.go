@@ -226,7 +226,7 @@ func (f *front) FrameBytes(head []byte) (int, error) {
 	if err != nil || size == 0 {
 		return 0, err
 	}
-	if size > frameBytesMax {
+	if size > f.server.options.FrameBytesMax {
 		return 0, ErrFrameTooLarge
 	}
 	return size, nil

@@ -46,6 +46,9 @@ type ServerOptions struct {
 	// MaintenanceInterval is how often retention runs (0: the data
 	// plane's default).
 	MaintenanceInterval time.Duration
+	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
+	// the protocol's cap); a larger one closes the connection.
+	FrameBytesMax int
 	// ConfigText is the effective configuration, shown in snapshots.
 	ConfigText string
 	// Fatal is called once, from any shard, when continuing is unsafe (a
@@ -95,6 +98,9 @@ func (o *ServerOptions) withDefaults() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.FrameBytesMax <= 0 || o.FrameBytesMax > frameBytesMax {
+		o.FrameBytesMax = frameBytesMax
 	}
 	if o.Fatal == nil {
 		o.Fatal = func(reason error) { panic("shard: fatal: " + reason.Error()) }

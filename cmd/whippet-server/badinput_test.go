@@ -191,3 +191,17 @@ func badBatch(r *rawConn) []byte {
 		Batch: batch}
 	return r.frame(wire.OperationSendMessages, 0, body)
 }
+
+// TestMaxFrameSize: tcp.max_frame_size closes a connection whose frame
+// declares more; smaller frames are served.
+func TestMaxFrameSize(t *testing.T) {
+	s := startServer(t, "WHIPPET_TCP_MAX_FRAME_SIZE=64 KiB")
+	r := s.rawConn(t)
+	wantReplyStatus(t, "login", r.login("iggy", "iggy", wire.ProtocolVersion), wire.StatusOK)
+	r.write(r.frame(wire.OperationNonReplicated, wire.CodePing, nil))
+	wantReplyStatus(t, "ping", r.read(), wire.StatusOK)
+	frame := r.frame(wire.OperationNonReplicated, wire.CodePing, nil)
+	binary.LittleEndian.PutUint32(frame[48:], 65<<10)
+	r.write(frame)
+	r.closed()
+}

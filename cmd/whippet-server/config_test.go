@@ -23,6 +23,10 @@ func TestInvalidConfigurationExitsTwo(t *testing.T) {
 		{"bad durability", nil, []string{"WHIPPET_SYSTEM_TOPIC_DURABILITY=carved"}, "system.topic.durability"},
 		{"missing file", []string{"--config", "/nonexistent/server.toml"}, nil, "/nonexistent/server.toml"},
 		{"bad profile", []string{"--profile", "heap"}, nil, "--profile"},
+		{"tls asked", nil, []string{"WHIPPET_TCP_TLS_ENABLED=true"}, "tcp.tls.enabled"},
+		{"cluster asked", nil, []string{"WHIPPET_CLUSTER_ENABLED=true", "WHIPPET_CLUSTER_AUTH_SHARED_SECRET=0123456789abcdef0123456789abcdef",
+			"WHIPPET_CLUSTER_NODES_0_NAME=a", "WHIPPET_CLUSTER_NODES_0_ADDRESS=127.0.0.1:1", "WHIPPET_CLUSTER_NODES_0_REPLICA_ADDRESS=127.0.0.1:2"},
+			"cluster.enabled"},
 	}
 	binary := serverBinary(t)
 	for _, tc := range cases {

@@ -66,6 +66,9 @@ func run(args []string, environ []string) int {
 	for _, warning := range loaded.Warnings {
 		logger.Warn(warning)
 	}
+	for _, ignored := range config.Ignored() {
+		logger.Warn("setting ignored", "why", ignored)
+	}
 	stop, err := startProfile(*profileKind, config.System.Path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "whippet-server:", err)
