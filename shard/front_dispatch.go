@@ -1,6 +1,9 @@
 package shard
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
@@ -84,7 +87,7 @@ func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code
 		return
 	}
 	if err != nil {
-		f.finish(s, frame, f.statusReply(&request.Header, code, decodeStatus(err)))
+		f.finish(s, frame, f.statusReply(&request.Header, code, bodyStatus(code, err)))
 		return
 	}
 	c := f.newCall()
@@ -111,6 +114,24 @@ func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code
 		return
 	}
 	f.post(0, Message{Kind: kindMetaCall, Data: c})
+}
+
+// bodyStatus is the status of a request body that does not decode: an
+// empty name gets its resource's invalid-name code and a malformed
+// identifier InvalidIdentifier (§15 #3); anything else is decodeStatus.
+func bodyStatus(code wire.Code, err error) wire.Status {
+	var decodeErr *wire.DecodeError
+	if errors.As(err, &decodeErr) {
+		switch {
+		case strings.Contains(decodeErr.What, "identifier"):
+			return wire.StatusInvalidIdentifier
+		case strings.HasSuffix(decodeErr.What, ": empty name"):
+			if status := invalidNameStatus(code); status != wire.StatusInvalidCommand {
+				return status
+			}
+		}
+	}
+	return decodeStatus(err)
 }
 
 // decodeStatus is the status of a body that does not decode: the code

@@ -139,9 +139,19 @@ func TestBadInput(t *testing.T) {
 	wantReplyStatus(t, "unknown code", r.read(), wire.StatusInvalidCommand)
 	r.write(r.frame(wire.OperationNonReplicated, wire.CodeCreateStream, &wire.CreateStream{Name: "y"}))
 	wantReplyStatus(t, "write code as a read", r.read(), wire.StatusFeatureUnavailable)
-	garbage := r.frame(wire.OperationNonReplicated, wire.CodeGetStream, wire.Raw{9, 9, 9})
-	r.write(garbage)
-	wantReplyStatus(t, "undecodable body", r.read(), wire.StatusInvalidCommand)
+	r.write(r.frame(wire.OperationNonReplicated, wire.CodeGetStream, wire.Raw{9, 9, 9}))
+	wantReplyStatus(t, "unknown identifier kind", r.read(), wire.StatusInvalidIdentifier)
+	r.write(r.frame(wire.OperationNonReplicated, wire.CodePollMessages, wire.Raw{1, 1, 4, 0, 0}))
+	wantReplyStatus(t, "truncated body", r.read(), wire.StatusInvalidCommand)
+	r.write(r.frame(wire.OperationCreateStream, 0, wire.Raw{0}))
+	wantReplyStatus(t, "empty stream name", r.read(), wire.StatusInvalidStreamName)
+	r.write(r.frame(wire.OperationNonReplicated, wire.CodeGetStream, wire.Raw{2, 0}))
+	wantReplyStatus(t, "empty identifier", r.read(), wire.StatusInvalidIdentifier)
+	r.write(r.frame(wire.OperationCreateTopic, 0, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1,
+		Name: string(make([]byte, 255))}))
+	if reply := r.read(); reply.Err() != nil {
+		t.Fatalf("a 255-byte topic name: %v", reply.Err())
+	}
 	checksummed := r.frame(wire.OperationCreateStream, 0, &wire.CreateStream{Name: "z"})
 	wire.StampRequestChecksum(checksummed)
 	checksummed[len(checksummed)-1] ^= 1
@@ -176,7 +186,7 @@ func TestBadInput(t *testing.T) {
 		r.closed()
 	}
 	streams := must[wire.StreamList](t, "bystander still served")(bystander.GetStreams(ctx))
-	if len(streams) != 1 || streams[0].TopicsCount != 1 {
+	if len(streams) != 1 || streams[0].TopicsCount != 2 {
 		t.Fatalf("streams after the abuse %+v", streams)
 	}
 }
