@@ -45,9 +45,9 @@ func TestGarbageFrames(t *testing.T) {
 			r = s.rawConn(t)
 			wantReplyStatus(t, "login", r.login("iggy", "iggy", wire.ProtocolVersion), wire.StatusOK)
 		}
-		body := make([]byte, random.IntN(64))
+		body := make([]byte, random.IntN(64+448*(i%3/2)))
 		for j := range body {
-			body[j] = byte(random.IntN(4)) // small values hit lengths and kinds
+			body[j] = byte(random.IntN(4 + 252*(i%2))) // small values hit lengths and kinds; odd rounds take any byte
 		}
 		operation := operations[random.IntN(len(operations))]
 		frame := r.frame(operation, wire.Code(random.IntN(700)), wire.Raw(body))
