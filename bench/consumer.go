@@ -82,6 +82,15 @@ func (a *actor) sourceDone() bool {
 	}
 }
 
+// behind reports whether the reader (or its group) has read fewer
+// messages than its stream holds for it.
+func (a *actor) behind() bool {
+	if a.reader.group != nil {
+		return a.reader.group.consumed.Load() < a.readTarget()
+	}
+	return a.reader.consumed < a.readTarget()
+}
+
 // readTarget is how many messages the reader (or its group) must read.
 func (a *actor) readTarget() uint64 {
 	r := &a.reader
@@ -149,9 +158,9 @@ func (a *actor) pollOne(ctx context.Context) error {
 var errStalled = errors.New("bench: consumer stalled")
 
 // idle backs off after an empty poll and fails the reader when it has
-// made no progress for too long with nothing left to wait for.
+// made no progress for too long although messages it must read exist.
 func (a *actor) idle(ctx context.Context, now time.Time) error {
-	if a.sourceDone() && now.Sub(a.reader.lastGrowth) > ConsumerStallMax {
+	if now.Sub(a.reader.lastGrowth) > ConsumerStallMax && (a.sourceDone() || a.behind()) {
 		return fmt.Errorf("%w: consumer %d read %d of %d messages of %s", errStalled, a.plan.ID,
 			a.reader.consumed, a.readTarget(), StreamName(a.reader.stream))
 	}
