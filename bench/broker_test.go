@@ -3,6 +3,7 @@ package bench
 import (
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ type brokerTopic struct {
 
 type brokerPartition struct {
 	batches [][]byte // stamped records
+	bases   []uint64 // base offset of each batch
 	next    uint64   // next offset
 }
 
@@ -374,6 +376,7 @@ func (b *broker) onSend(request *wire.Request) []byte {
 	base := partition.next
 	wire.StampBatch(stored, uint64(partitionID), base, uint64(time.Now().UnixMicro()))
 	partition.batches = append(partition.batches, stored)
+	partition.bases = append(partition.bases, base)
 	partition.next += uint64(body.MessagesCount)
 	streamIndex, _ := b.stream(body.Stream)
 	confirmations := wire.SendConfirmations{{StreamID: uint32(streamIndex), TopicID: topicID,
@@ -424,7 +427,8 @@ func contains(values []uint32, value uint32) bool {
 // read serves up to count messages from offset start, slicing batches.
 func (p *brokerPartition) read(partitionID uint32, start uint64, count uint32) *wire.PolledMessages {
 	polled := &wire.PolledMessages{PartitionID: partitionID, CurrentOffset: max(p.next, 1) - 1}
-	for _, batch := range p.batches {
+	first, _ := slices.BinarySearch(p.bases, start+1)
+	for _, batch := range p.batches[max(first-1, 0):] {
 		if polled.MessagesCount >= count {
 			break
 		}

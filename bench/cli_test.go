@@ -109,7 +109,7 @@ func TestParseArgsRejects(t *testing.T) {
 		{"--durability fast pp", "unknown durability"},
 		{"--in-flight 65 pp", "in-flight above the cap"},
 		{"pp tcp extra", "a stray word"},
-		{"-H -m 1..9 pp", "high-level API with a size range"},
+		{"-H pp", "the high-level API, which our client lacks"},
 	}
 	for _, row := range rows {
 		if _, err := ParseArgs(strings.Fields(row.args)); err == nil || !errors.Is(err, ErrInvalidConfig) {

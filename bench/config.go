@@ -131,6 +131,15 @@ func kindDefaults(c *Config) {
 	if c.Kind == KindEndToEndProducingConsumer {
 		c.Consumers = c.Producers
 	}
+	if !c.Kind.HasProducers() {
+		c.Producers = 0
+	}
+	if !c.Kind.HasConsumers() {
+		c.Consumers = 0
+	}
+	if !c.Kind.UsesGroups() {
+		c.ConsumerGroups = 0
+	}
 }
 
 // Validate reports the first parameter out of range, naming its flag.
@@ -160,8 +169,8 @@ func (c *Config) validateGlobal() error {
 		return fmt.Errorf("--sampling-time must be at least %v", SamplingTimeMin)
 	case c.MovingAverageWindow < 1 || c.MovingAverageWindow > MovingAverageWindowMax:
 		return fmt.Errorf("--moving-average-window must be 1..%d", MovingAverageWindowMax)
-	case c.HighLevelAPI && !(c.MessageSize.Fixed() && c.MessagesPerBatch.Fixed()):
-		return fmt.Errorf("--high-level-api needs a fixed --message-size and --messages-per-batch")
+	case c.HighLevelAPI:
+		return fmt.Errorf("--high-level-api is not supported: our client has no background-batching producer")
 	case c.Transport != "tcp":
 		return fmt.Errorf("transport %q is not supported: Whippet speaks TCP", c.Transport)
 	case c.Warmup < 0 || c.MaxDuration < 0:
