@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -149,16 +148,21 @@ func runActors(ctx context.Context, state *runState, actors []*actor) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var senders, everyone sync.WaitGroup
-	errs := make([]error, len(actors))
-	for index, actor := range actors {
+	var mu sync.Mutex
+	var first error // the failure that stopped the others
+	for _, actor := range actors {
 		if actor.plan.Produces {
 			senders.Add(1)
 		}
 		everyone.Add(1)
 		go func() {
 			defer everyone.Done()
-			errs[index] = runActor(ctx, actor, senders.Done)
-			if errs[index] != nil {
+			if err := runActor(ctx, actor, senders.Done); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
 				cancel()
 			}
 		}()
@@ -168,8 +172,8 @@ func runActors(ctx context.Context, state *runState, actors []*actor) error {
 		close(state.producersDone)
 	}()
 	everyone.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+	if first != nil {
+		return first
 	}
 	return ctx.Err()
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,11 +151,33 @@ func kernelVersion(release string) (major, minor int) {
 func gitRevision() string {
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
-		return ""
+		return buildRevision()
 	}
 	revision := strings.TrimSpace(string(head))
 	if status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil &&
 		len(strings.TrimSpace(string(status))) > 0 {
+		revision += "-dirty"
+	}
+	return revision
+}
+
+// buildRevision is the revision stamped into the binary by go build, for a
+// bench run outside its checkout ("" when the build carried none).
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	revision, modified := "", false
+	for _, setting := range info.Settings {
+		switch setting.Key {
+		case "vcs.revision":
+			revision = setting.Value
+		case "vcs.modified":
+			modified = setting.Value == "true"
+		}
+	}
+	if revision != "" && modified {
 		revision += "-dirty"
 	}
 	return revision

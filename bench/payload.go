@@ -22,21 +22,24 @@ func newPayloadPool(random *rand.Rand) []byte {
 
 // batcher builds one actor's batches: sizes drawn from the configured
 // ranges by the actor's own seeded stream, payloads sliced from the shared
-// pool (the client copies them into the frame), ids unique per actor.
+// pool (the client copies them into the frame), ids unique per run.
 type batcher struct {
 	pool     []byte
 	random   *rand.Rand
 	sizes    Range
 	counts   Range
-	actor    uint64
+	idHigh   uint64
 	sequence uint64
 	messages []wire.OutgoingMessage
 }
 
 func newBatcher(pool []byte, seed uint64, actor uint64, sizes, counts Range) *batcher {
 	invariant.Assert(int(sizes.Max) <= len(pool), "the payload pool holds at least one message")
-	return &batcher{pool: pool, random: rand.New(rand.NewPCG(seed, actor)), sizes: sizes, counts: counts,
-		actor: actor, messages: make([]wire.OutgoingMessage, 0, counts.Max)}
+	random := rand.New(rand.NewPCG(seed, actor))
+	// The high half of every id is drawn once per actor, so ids stay unique
+	// across runs that reuse streams; the low half counts.
+	return &batcher{pool: pool, random: random, sizes: sizes, counts: counts, idHigh: random.Uint64() | 1,
+		messages: make([]wire.OutgoingMessage, 0, counts.Max)}
 }
 
 // draw returns a value of r.
@@ -60,7 +63,7 @@ func (b *batcher) next(count uint32, origin time.Time) (messages []wire.Outgoing
 		start := b.random.IntN(len(b.pool) - size + 1)
 		b.sequence++
 		b.messages = append(b.messages, wire.OutgoingMessage{
-			ID:              wire.Uint128{Lo: b.sequence, Hi: b.actor},
+			ID:              wire.Uint128{Lo: b.sequence, Hi: b.idHigh},
 			OriginTimestamp: stamp,
 			Payload:         b.pool[start : start+size : start+size],
 		})

@@ -62,6 +62,9 @@ func TestBatcher(t *testing.T) {
 	batcher := newBatcher(pool, 42, 7, Range{10, 20}, Range{1, 5})
 	seen := map[uint64]bool{}
 	origin := time.UnixMicro(123456)
+	other := newBatcher(pool, 42, 8, Range{10, 20}, Range{1, 5})
+	first, _ := other.next(1, origin)
+	high := first[0].ID.Hi
 	for range 50 {
 		count := batcher.drawCount()
 		if count < 1 || count > 5 {
@@ -70,7 +73,7 @@ func TestBatcher(t *testing.T) {
 		messages, userBytes := batcher.next(count, origin)
 		var sum uint64
 		for _, message := range messages {
-			if len(message.Payload) < 10 || len(message.Payload) > 20 || message.ID.Hi != 7 || seen[message.ID.Lo] ||
+			if len(message.Payload) < 10 || len(message.Payload) > 20 || message.ID.Hi == high || message.ID.Hi != messages[0].ID.Hi || seen[message.ID.Lo] ||
 				message.OriginTimestamp != 123456 {
 				t.Fatalf("message %+v", message)
 			}

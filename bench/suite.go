@@ -149,7 +149,12 @@ func RunSuite(ctx context.Context, options SuiteOptions, environment Environment
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s run %d: %w", name, repeat+1, err)
 			}
-			samples = append(samples, sidesOf(name, result.Report)...)
+			sides := sidesOf(name, result.Report)
+			for _, side := range sides {
+				discardLogger(environment.Logger).Info("suite run", "workload", name, "repeat", repeat+1,
+					"side", side.side, "MB/s", int(side.mbps), "p50_ms", side.latency.P50Ms)
+			}
+			samples = append(samples, sides...)
 		}
 	}
 	rows := summarizeSuite(options.Label, samples)

@@ -37,7 +37,10 @@ func WriteSummary(w io.Writer, report *Report, directory string) {
 	ledger := report.Accounting
 	if ledger.MessagesExpected > 0 {
 		verdict := "every message read exactly as often as expected"
-		if !ledger.Exact {
+		switch {
+		case !ledger.Exact && report.Run.TruncatedByMaxDuration:
+			verdict = "stopped early, partial read"
+		case !ledger.Exact:
 			verdict = "MISMATCH"
 		}
 		fmt.Fprintf(&out, "messages: sent %d, consumed %d of %d expected: %s\n", ledger.MessagesSent,
