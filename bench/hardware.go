@@ -27,8 +27,8 @@ type Hardware struct {
 	GitRevision   string  `json:"git_revision,omitempty"`
 }
 
-// IOURing is what can be learned about io_uring without creating a ring:
-// the sysctl that disables it and the kernel release it depends on.
+// IOURing is what the machine offers of io_uring: the sysctl that disables
+// it, the kernel release, and the features a probe ring reports.
 type IOURing struct {
 	// Disabled is /proc/sys/kernel/io_uring_disabled: 0 enabled, 1 only
 	// for the io_uring group, 2 disabled; -1 when the file is absent (a
@@ -39,7 +39,13 @@ type IOURing struct {
 	// accept by 5.11 and 5.19, DEFER_TASKRUN in 6.1).
 	KernelAtLeast511 bool `json:"kernel_at_least_5_11"`
 	KernelAtLeast61  bool `json:"kernel_at_least_6_1"`
-	// Usable is the verdict from the above.
+	// SetupError is why a probe ring could not be set up ("" when it
+	// could); Features are the IORING_FEAT_* bits the kernel reported.
+	SetupError   string   `json:"setup_error,omitempty"`
+	Features     uint32   `json:"features"`
+	FeatureNames []string `json:"feature_names"`
+	// Usable is the verdict: a probe ring was set up (or, without a probe,
+	// the sysctl and the kernel release allow one).
 	Usable bool `json:"usable"`
 }
 
@@ -55,6 +61,12 @@ func Fingerprint(identifier string) Hardware {
 	hardware.OSName, hardware.OSVersion = osRelease(readText("/etc/os-release"))
 	hardware.KernelVersion = kernelRelease()
 	hardware.IOURing = ioURing(readText("/proc/sys/kernel/io_uring_disabled"), hardware.KernelVersion)
+	features, errno := probeIOURing()
+	hardware.IOURing.Features, hardware.IOURing.FeatureNames = features, featureNames(features)
+	hardware.IOURing.Usable = errno == 0
+	if errno != 0 {
+		hardware.IOURing.SetupError = errno.Error()
+	}
 	hardware.GitRevision = gitRevision()
 	return hardware
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,9 @@ func TestHardwareParsers(t *testing.T) {
 	if name != "Debian GNU/Linux" || version != "13" {
 		t.Errorf("osRelease = %q %q", name, version)
 	}
+	if names := featureNames(1<<0 | 1<<5 | 1<<30); len(names) != 3 || names[1] != "FAST_POLL" || names[2] != "BIT30" {
+		t.Errorf("featureNames = %v", names)
+	}
 	if major, minor := kernelVersion("6.18.0-rc3+"); major != 6 || minor != 18 {
 		t.Errorf("kernelVersion = %d.%d", major, minor)
 	}
@@ -32,7 +36,7 @@ func TestHardwareParsers(t *testing.T) {
 		{"", "5.4.0", IOURing{Disabled: -1}},
 	}
 	for _, row := range rows {
-		if got := ioURing(row.sysctl, row.release); got != row.want {
+		if got := ioURing(row.sysctl, row.release); !reflect.DeepEqual(got, row.want) {
 			t.Errorf("ioURing(%q, %q) = %+v, want %+v", row.sysctl, row.release, got, row.want)
 		}
 	}
@@ -46,6 +50,12 @@ func TestFingerprintHere(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/sys/kernel/io_uring_disabled"); err == nil && hardware.IOURing.Disabled < 0 {
 		t.Error("the io_uring sysctl exists but was not read")
+	}
+	if !hardware.IOURing.Usable {
+		t.Skipf("io_uring_setup refused here (%s): the feature bits cannot be checked", hardware.IOURing.SetupError)
+	}
+	if hardware.IOURing.Features&1 == 0 || hardware.IOURing.FeatureNames[0] != "SINGLE_MMAP" {
+		t.Errorf("a kernel that sets up rings reports SINGLE_MMAP (5.4+): %+v", hardware.IOURing)
 	}
 }
 
