@@ -72,8 +72,8 @@ func Run(ctx context.Context, config Config, environment Environment) (*Result, 
 	}
 	measured, runErr := execute(ctx, &config, *server, config.Seed, watch)
 	bar.stop()
-	if measured == nil {
-		return nil, runErr
+	if measured == nil || ctx.Err() != nil {
+		return nil, errors.Join(runErr, ctx.Err()) // interrupted: no partial run directory, as iggy-bench
 	}
 	report := buildReport(ctx, &config, server, measured, environment.Command)
 	report.Run.Prefilled = prefilled
