@@ -38,7 +38,8 @@ type Result struct {
 // given (stopping it afterwards), prefills the streams a consumer-only
 // kind reads from a fresh local server, measures, writes the run directory
 // and prints the summary. A failed run still returns (and writes) the
-// report of what was measured, with the error in it.
+// report of what was measured, with the error in it; an interrupted one
+// (ctx cancelled) writes nothing.
 func Run(ctx context.Context, config Config, environment Environment) (*Result, error) {
 	config.Normalize()
 	if err := config.Validate(); err != nil {
