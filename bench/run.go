@@ -26,6 +26,9 @@ type Environment struct {
 	// Server, when set, is a server already started (by a suite) that
 	// the run uses instead of the configured address; Run leaves it running.
 	Server *Server
+	// Prefill makes a consumer-only kind write what it reads first even on
+	// a remote server (a local one is always prefilled: it starts empty).
+	Prefill bool
 }
 
 // Result is a finished run: its report and where it was written.
@@ -59,7 +62,7 @@ func Run(ctx context.Context, config Config, environment Environment) (*Result, 
 	}
 	config.ServerAddress = server.Address
 	prefilled := false
-	if config.Kind.ConsumerOnly() && server.process != nil {
+	if config.Kind.ConsumerOnly() && (server.process != nil || environment.Prefill) {
 		if err := prefill(ctx, &config, server, logger); err != nil {
 			return nil, err
 		}

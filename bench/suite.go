@@ -144,7 +144,7 @@ func RunSuite(ctx context.Context, options SuiteOptions, environment Environment
 				return nil, err
 			}
 			run := environment
-			run.Server, run.Stdout, run.NoFiles = server, nil, options.OutputDir == ""
+			run.Server, run.Stdout, run.NoFiles, run.Prefill = server, nil, options.OutputDir == "", true
 			result, err := Run(ctx, config, run)
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s run %d: %w", name, repeat+1, err)

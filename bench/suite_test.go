@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,31 @@ func TestSidesOf(t *testing.T) {
 	sides := sidesOf("e2e1", report)
 	if len(sides) != 1 || sides[0].side != "e2e" || sides[0].mbps != 1 || sides[0].msgps != 1000 {
 		t.Errorf("sides %+v: a producing consumer's totals count each message twice", sides)
+	}
+}
+
+// TestRunSuiteAgainstBroker runs the lab's five workloads once, briefly,
+// and checks the table has the lab's six rows (pc1 has two sides).
+func TestRunSuiteAgainstBroker(t *testing.T) {
+	b := startBroker(t)
+	options := DefaultSuiteOptions()
+	options.Repeats, options.Batches, options.MessagesPerBatch, options.MessageSize = 1, 5, 50, 100
+	options.ServerAddress = b.address()
+	var out bytes.Buffer
+	rows, err := RunSuite(context.Background(), options, Environment{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"p1/produce", "p2/produce", "c1/consume", "pc1/produce", "pc1/consume", "e2e1/e2e"}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(want), out.String())
+	}
+	for index, row := range rows {
+		if got := row.Workload + "/" + row.Side; got != want[index] || row.Runs != 1 || row.MBps <= 0 || row.P50Ms <= 0 {
+			t.Errorf("row %d: %+v, want %s", index, row, want[index])
+		}
+	}
+	if !strings.HasPrefix(out.String(), SuiteTableHeader) {
+		t.Errorf("table:\n%s", out.String())
 	}
 }
