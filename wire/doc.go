@@ -23,7 +23,9 @@
 // §15), then RequestSet.Decode (one reusable value per
 // body type, no allocation per request); answer
 // with EncodeReply, EncodeStatusReply, EncodeResultReply or an
-// EvictionHeader. Client side: EncodeRequest, then DecodeReply, Reply.Err
+// EvictionHeader. Admission is ValidateBatch then StampBatch; a poll reply
+// is PlanPoll over stored batches (views, sliced headers) then one vectored
+// write or EncodePoll. Client side: EncodeRequest, then DecodeReply, Reply.Err
 // and the payload type of the command (NewReplyPayload lists them).
 //
 // # Frame header (256 bytes, both directions, §2)
