@@ -54,10 +54,7 @@ func TestABISizes(t *testing.T) {
 // relations that must hold between the probed facts.
 func TestProbeReportsKernel(t *testing.T) {
 	features := probeOrSkip(t)
-	t.Logf("setup flags %#x, features %#x, last op %d, multishot accept %v, recv multishot %v, "+
-		"buffer rings %v, send zc %v, msg ring %v, ring fds %v", features.SetupFlags, features.Bits,
-		features.LastOp, features.MultishotAccept, features.RecvMultishot, features.BufferRings,
-		features.SendZC, features.MsgRing, features.RingFDs)
+	t.Logf("%v", &features)
 	if !features.Supports(OpNop) {
 		t.Error("NOP not supported, yet the probe succeeded")
 	}
