@@ -79,6 +79,10 @@ func EncodeBatch(dst []byte, messages []OutgoingMessage) int {
 	sums.flush(&hasher)
 	binary.LittleEndian.PutUint64(dst[batchOffsetChecksum:], hasher.Sum64())
 	invariant.Assert(position == size, "wire: batch frames differ from BatchBytes")
+	if invariant.Enabled {
+		_, err := ValidateBatch(dst[:size])
+		invariant.Assert(err == nil, "wire: an encoded batch does not validate")
+	}
 	return size
 }
 
@@ -164,6 +168,10 @@ func SliceBatchWithin(batch []byte, offsetFirst uint64, countMax uint32, recordB
 	binary.LittleEndian.PutUint64(slice.Header[batchOffsetLength:], uint64(slice.Bytes()))
 	binary.LittleEndian.PutUint32(slice.Header[batchOffsetMessageCount:], slice.MessageCount)
 	binary.LittleEndian.PutUint64(slice.Header[batchOffsetChecksum:], sliceChecksum(&slice))
+	if invariant.Enabled {
+		_, err := VerifyRecord(append(slice.Header[:], slice.Frames...))
+		invariant.Assert(err == nil, "wire: a sliced record does not verify")
+	}
 	return slice, true
 }
 
