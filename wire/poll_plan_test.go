@@ -3,6 +3,8 @@ package wire
 import (
 	"slices"
 	"testing"
+
+	"github.com/whippetio/whippet/internal/invariant"
 )
 
 // storedBatches returns count stamped batches of perBatch messages with
@@ -80,7 +82,7 @@ func TestPlanPoll(t *testing.T) {
 		}
 	}
 	allocs := testing.AllocsPerRun(50, func() { PlanPoll(&plan, batches, 1, 100, BodyBytesMax) })
-	if allocs != 0 {
+	if allocs != 0 && !invariant.Enabled { // invariant builds re-verify sliced records
 		t.Fatalf("PlanPoll with a reused plan allocates %.1f", allocs)
 	}
 }
