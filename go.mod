@@ -6,6 +6,7 @@ require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/go-echarts/go-echarts/v2 v2.6.7
+	github.com/google/flatbuffers v2.0.8+incompatible
 	github.com/pkg/profile v1.7.0
 	github.com/zeebo/xxh3 v1.1.0
 	golang.org/x/sys v0.50.0
