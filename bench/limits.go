@@ -94,6 +94,10 @@ const (
 	ServerStartTimeout  = 30 * time.Second
 	ServerStopTimeout   = 15 * time.Second
 	ServerProbeInterval = 50 * time.Millisecond
+	// HeartbeatInterval keeps every actor's connection alive while it waits
+	// (for the release, for data), as the Go SDK's 5 s pings do, so the
+	// server never evicts a group member as stale.
+	HeartbeatInterval = 5 * time.Second
 	// SetupTimeout bounds creating or checking streams, topics and groups.
 	SetupTimeout = 2 * time.Minute
 	// ProgressInterval paces the progress bar redraws.

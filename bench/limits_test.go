@@ -35,6 +35,7 @@ func TestLimits(t *testing.T) {
 		{DistributionBins >= 1 && DistributionClampP99 >= 1, "the distribution covers at least the P99"},
 		{IdlePollBackoff < ConsumerStallMax, "a consumer polls many times before it is called stalled"},
 		{ServerProbeInterval < ServerStartTimeout, "a local server is probed more than once"},
+		{HeartbeatInterval < ConsumerStallMax, "a waiting reader pings before it could be called stalled"},
 		{ProgressInterval < SamplingTimeDefault*100, "the bar redraws several times a second"},
 	}
 	for _, check := range checks {

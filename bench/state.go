@@ -69,7 +69,7 @@ type runState struct {
 func (s *runState) dial(ctx context.Context) (*client.Client, error) {
 	options := client.Options{
 		Address: s.address, Username: s.config.Username, Password: s.config.Password,
-		PipelineDepth: max(s.config.InFlight, 1), ReconnectAttempts: -1,
+		PipelineDepth: max(s.config.InFlight, 1), ReconnectAttempts: -1, HeartbeatInterval: HeartbeatInterval,
 	}
 	if !s.config.NoDelay {
 		options.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
