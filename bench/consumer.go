@@ -140,6 +140,7 @@ func (a *actor) pollOne(ctx context.Context) error {
 	a.reader.lastGrowth = done
 	if a.reader.group != nil {
 		a.reader.group.consumed.Add(result.count)
+		a.reader.group.grew.Store(done.UnixNano())
 	}
 	latency := done.Sub(begin)
 	if a.run.config.Kind.EndToEnd() {
@@ -153,6 +154,18 @@ func (a *actor) pollOne(ctx context.Context) error {
 	return nil
 }
 
+// progressedAt is when the reader last read something; a group member
+// counts its group's progress as its own, since a member may wait for
+// partitions handed over from another.
+func (a *actor) progressedAt() time.Time {
+	if a.reader.group != nil {
+		if grew := time.Unix(0, a.reader.group.grew.Load()); grew.After(a.reader.lastGrowth) {
+			return grew
+		}
+	}
+	return a.reader.lastGrowth
+}
+
 // errStalled fails a reader that saw no progress for ConsumerStallMax
 // after the producers finished.
 var errStalled = errors.New("bench: consumer stalled")
@@ -160,7 +173,7 @@ var errStalled = errors.New("bench: consumer stalled")
 // idle backs off after an empty poll and fails the reader when it has
 // made no progress for too long although messages it must read exist.
 func (a *actor) idle(ctx context.Context, now time.Time) error {
-	if now.Sub(a.reader.lastGrowth) > ConsumerStallMax && (a.sourceDone() || a.behind()) {
+	if now.Sub(a.progressedAt()) > ConsumerStallMax && (a.sourceDone() || a.behind()) {
 		return fmt.Errorf("%w: consumer %d read %d of %d messages of %s", errStalled, a.plan.ID,
 			a.reader.consumed, a.readTarget(), StreamName(a.reader.stream))
 	}

@@ -24,7 +24,8 @@ type target struct {
 type groupState struct {
 	id       uint32
 	consumed atomic.Uint64
-	target   uint64 // consumer-only kinds: messages to consume
+	grew     atomic.Int64 // unix nanoseconds of the latest member's progress
+	target   uint64       // consumer-only kinds: messages to consume
 	mu       sync.Mutex
 	next     map[uint32]uint64
 }
