@@ -30,12 +30,16 @@ func startProgress(out io.Writer, measured *phase) *progressBar {
 func expectedMessages(measured *phase) float64 {
 	config := measured.state.config
 	var total float64
+	counted := map[*groupState]bool{} // a group's target is shared by its members
 	for _, actor := range measured.actors {
 		if !actor.plan.Produces && config.Kind.HasProducers() {
 			continue
 		}
 		if config.Kind.ConsumerOnly() {
-			total += float64(actor.readTarget())
+			if group := actor.reader.group; group == nil || !counted[group] {
+				total += float64(actor.readTarget())
+				counted[group] = group != nil
+			}
 			continue
 		}
 		if config.TotalData != 0 {

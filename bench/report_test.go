@@ -200,3 +200,26 @@ func TestSummaryTable(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressEstimate checks the bar's total for group readers (one target
+// per group, not per member) and producing consumers (both directions).
+func TestProgressEstimate(t *testing.T) {
+	config := normalized(t, KindBalancedConsumerGroup, func(c *Config) { c.Consumers = 3 })
+	group := &groupState{target: 600}
+	state := &runState{config: config}
+	var actors []*actor
+	for index := range 3 {
+		actors = append(actors, &actor{run: state, plan: ActorPlan{ID: index + 1, Consumes: true, Group: 0},
+			reader: reader{group: group}})
+	}
+	if got := expectedMessages(&phase{state: state, actors: actors}); got != 600 {
+		t.Errorf("group readers expect %v, want 600", got)
+	}
+	config = normalized(t, KindEndToEndProducingConsumer, func(c *Config) { c.Producers, c.MessageBatches = 2, 10 })
+	state = &runState{config: config}
+	actors = []*actor{{run: state, plan: ActorPlan{Produces: true, Consumes: true}},
+		{run: state, plan: ActorPlan{Produces: true, Consumes: true}}}
+	if got := expectedMessages(&phase{state: state, actors: actors}); got != 2*2*10*1000 {
+		t.Errorf("producing consumers expect %v, want 40000", got)
+	}
+}
