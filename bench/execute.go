@@ -103,6 +103,14 @@ func connectActors(ctx context.Context, state *runState, seed uint64) ([]*actor,
 		actor.reader = reader{stream: state.plan.ConsumeStream(&plan), partitions: uint32(config.Partitions),
 			next: make([]uint64, config.Partitions)}
 		actors = append(actors, actor)
+		if plan.Produces && plan.Balanced {
+			// The client resolves Balanced from the partition count, which it
+			// reads once: read it now, not inside the first measured send.
+			target := state.targets[plan.Stream]
+			if _, err := connection.GetTopic(ctx, target.stream, target.topic); err != nil {
+				return actors, fmt.Errorf("bench: %s %d: read topic: %w", plan.Kind, plan.ID, err)
+			}
+		}
 		if plan.Group >= 0 {
 			actor.reader.group = state.groups[plan.Group]
 			if err := actor.join(ctx); err != nil {
