@@ -37,6 +37,29 @@
 // means of actor percentiles, a pooled HdrHistogram, averaged series and a
 // pooled distribution.
 //
+// # Where it differs from iggy-bench
+//
+//   - Every run writes its directory (under performance_results unless the
+//     output section names another); iggy-bench writes one only with output.
+//   - Without --server-address a local whippet-server is started; iggy-bench
+//     never starts one. Consumer-only kinds prefill a fresh local server.
+//   - Only tcp: quic, http, websocket and TLS are refused, and so is
+//     --high-level-api (our client has no background-batching producer).
+//   - Consumers must read every message their stream received, whatever the
+//     batch budget says, so that the ledger can be checked; iggy-bench stops
+//     them at their budget.
+//   - report.json keeps iggy-bench's fields and adds schema_version, config,
+//     run, accounting, cpu, the HdrHistogram latency block of every summary,
+//     wall-time throughput and the io_uring probe.
+//
+// # The suite
+//
+// RunSuite runs the lab's p1, p2, c1, pc1 and e2e1 (pinned, 1000 B × 1000
+// per batch, at most Batches per producer and Duration of producing, NoDelay
+// as the lab's Go clients) on one server and prints the lab's table: payload
+// over wall time, pooled HdrHistogram percentiles, server and client CPU as a
+// share of one core, and steal.
+//
 // Invariants:
 //  1. bench imports client and wire of ours, nothing else.
 //  2. A message acknowledged to a producer is counted once in produced, in
