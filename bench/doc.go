@@ -45,9 +45,10 @@
 //     never starts one. Consumer-only kinds prefill a fresh local server.
 //   - Only tcp: quic, http, websocket and TLS are refused, and so is
 //     --high-level-api (our client has no background-batching producer).
-//   - Consumers must read every message their stream received, whatever the
-//     batch budget says, so that the ledger can be checked; iggy-bench stops
-//     them at their budget.
+//   - In the kinds that produce and consume, consumers read every message
+//     their stream received, whatever the batch budget says, so that the
+//     ledger can be checked; iggy-bench stops them at their budget.
+//     Consumer-only kinds read their budget, or what the stream holds if less.
 //   - report.json keeps iggy-bench's fields and adds schema_version, config,
 //     run, accounting, cpu, the HdrHistogram latency block of every summary,
 //     wall-time throughput and the io_uring probe.
