@@ -161,3 +161,19 @@ func TestMaxDurationAndWarmup(t *testing.T) {
 			report.Accounting.MessagesSent)
 	}
 }
+
+// TestRateLimit checks the closed loop's token bucket paces a whole run:
+// 12,800 B per producer at 50,000 B/s each, one batch of burst.
+func TestRateLimit(t *testing.T) {
+	b := startBroker(t)
+	config := smallConfig(KindPinnedProducer, b.address())
+	config.RateLimit = 100_000 // aggregate, split over 2 producers
+	started := time.Now()
+	report := runSmall(t, config, &Server{Address: b.address()})
+	if elapsed := time.Since(started); elapsed < 200*time.Millisecond {
+		t.Errorf("12,800 B per producer at 50,000 B/s took %v, want at least 230 ms less one batch of burst", elapsed)
+	}
+	if report.Run.Loop != "closed" || report.IndividualMetrics[0].Summary.LatencyBasis != "send" {
+		t.Errorf("run %+v", report.Run)
+	}
+}
