@@ -59,7 +59,7 @@ func ParseArgs(args []string) (Command, error) {
 	if rest, err = parseSection(kindFlags(&parsed, kind), rest[1:]); err != nil {
 		return command, err
 	}
-	if rest, err = parseTrailing(&parsed, rest); err != nil {
+	if err = parseTrailing(&parsed, rest); err != nil {
 		return command, err
 	}
 	command.Config, err = parsed.config(kind)
@@ -67,29 +67,30 @@ func ParseArgs(args []string) (Command, error) {
 	return command, err
 }
 
-// parseTrailing reads the optional transport and output sections.
-func parseTrailing(parsed *rawOptions, rest []string) ([]string, error) {
+// parseTrailing reads the optional transport and output sections, which
+// must end the command line.
+func parseTrailing(parsed *rawOptions, rest []string) error {
 	var err error
 	if len(rest) > 0 && isTransport(rest[0]) {
 		parsed.transport = rest[0]
 		if rest, err = parseSection(transportFlags(parsed), rest[1:]); err != nil {
-			return rest, err
+			return err
 		}
 	}
 	if len(rest) > 0 && rest[0] == "output" {
 		parsed.output = true
 		if rest, err = parseSection(outputFlags(parsed), rest[1:]); err != nil {
-			return rest, err
+			return err
 		}
 	}
 	if len(rest) > 0 {
-		return rest, fmt.Errorf("%w: unexpected %q", ErrInvalidConfig, strings.Join(rest, " "))
+		return fmt.Errorf("%w: unexpected %q", ErrInvalidConfig, strings.Join(rest, " "))
 	}
 	if !parsed.output && (parsed.remark != "" || parsed.extraInfo != "" || parsed.gitRef != "" || parsed.gitRefDate != "") {
-		return rest, fmt.Errorf("%w: --remark, --extra-info, --gitref and --gitref-date belong to the output section",
+		return fmt.Errorf("%w: --remark, --extra-info, --gitref and --gitref-date belong to the output section",
 			ErrInvalidConfig)
 	}
-	return rest, nil
+	return nil
 }
 
 func isTransport(word string) bool {
