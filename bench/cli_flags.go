@@ -70,6 +70,7 @@ func ourFlags(set *flag.FlagSet, o *rawOptions) {
 	define(set, durationValue(&o.MaxDuration), "max-duration", "", "stop starting batches after this long")
 	set.Uint64Var(&o.Seed, "seed", o.Seed, "seed of payload and batch sizes (0 = from the clock)")
 	set.StringVar(&o.ServerBinary, "server-binary", o.ServerBinary, "whippet-server to start when no address is given")
+	set.IntVar(&o.ServerPID, "server-pid", o.ServerPID, "process id of a remote server on this machine (CPU report)")
 	set.StringVar(&o.profile, "profile", o.profile, "profile the bench: cpu, mem or trace")
 }
 

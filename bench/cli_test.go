@@ -133,8 +133,8 @@ func TestParseArgsCommands(t *testing.T) {
 	if _, err := ParseArgs(strings.Fields("suite --workloads p9")); err == nil {
 		t.Error("suite accepted an unknown workload")
 	}
-	command, err = ParseArgs(strings.Fields("e2e --producing-consumers 3 --max-duration 2s --seed 7"))
-	if err != nil || command.Config.Producers != 3 || command.Config.Consumers != 3 || command.Config.Streams != 3 ||
+	command, err = ParseArgs(strings.Fields("e2e --producing-consumers 3 --max-duration 2s --seed 7 --server-pid 42"))
+	if err != nil || command.Config.ServerPID != 42 || command.Config.Producers != 3 || command.Config.Consumers != 3 || command.Config.Streams != 3 ||
 		command.Config.MaxDuration != 2*time.Second || command.Config.Seed != 7 {
 		t.Errorf("e2e: %+v %v", command.Config, err)
 	}

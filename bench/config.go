@@ -41,6 +41,9 @@ type Config struct {
 	ServerAddress string `json:"server_address"`
 	NoDelay       bool   `json:"nodelay"`
 	ServerBinary  string `json:"server_binary,omitempty"`
+	// ServerPID names a remote server's process on this machine, so its
+	// CPU is reported (a local server's is known).
+	ServerPID int `json:"server_pid,omitempty"`
 
 	OutputDir  string `json:"output_dir,omitempty"`
 	Identifier string `json:"identifier,omitempty"`

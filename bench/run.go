@@ -109,7 +109,7 @@ func discardLogger(logger *slog.Logger) *slog.Logger {
 // the run.
 func targetServer(ctx context.Context, config *Config, logger *slog.Logger) (*Server, error) {
 	if config.ServerAddress != "" {
-		return &Server{Address: config.ServerAddress}, nil
+		return &Server{Address: config.ServerAddress, PID: config.ServerPID}, nil
 	}
 	binary, err := FindServerBinary(config.ServerBinary)
 	if err != nil {

@@ -22,6 +22,7 @@ type SuiteOptions struct {
 	Durability       string
 	ServerAddress    string
 	ServerBinary     string
+	ServerPID        int
 	OutputDir        string // "" writes no run directories
 	Seed             uint64
 }
@@ -62,6 +63,7 @@ func parseSuite(args []string, profile *string) (SuiteOptions, error) {
 	set.StringVar(&options.Durability, "durability", "", "topic durability")
 	set.StringVar(&options.ServerAddress, "server-address", "", "server host:port (empty: start a local server)")
 	set.StringVar(&options.ServerBinary, "server-binary", "", "whippet-server to start")
+	set.IntVar(&options.ServerPID, "server-pid", 0, "process id of a remote server on this machine (CPU report)")
 	set.StringVar(&options.OutputDir, "output-dir", "", "write each run's directory here")
 	set.Uint64Var(&options.Seed, "seed", 0, "seed (0 = from the clock)")
 	set.StringVar(profile, "profile", "", "profile the bench: cpu, mem or trace")
@@ -125,7 +127,7 @@ func WorkloadConfig(name string, options *SuiteOptions) (Config, error) {
 // RunSuite runs every workload Repeats times against one server (a local
 // one started once when no address is given) and prints the lab's table.
 func RunSuite(ctx context.Context, options SuiteOptions, environment Environment) ([]SuiteRow, error) {
-	server := &Server{Address: options.ServerAddress}
+	server := &Server{Address: options.ServerAddress, PID: options.ServerPID}
 	if options.ServerAddress == "" {
 		binary, err := FindServerBinary(options.ServerBinary)
 		if err != nil {

@@ -46,6 +46,7 @@ Whippet options (any section):
       --max-duration DURATION     stop starting batches after this long
       --seed N                    payload and batch-size seed
       --server-binary PATH        whippet-server to start (default: next to this binary, then PATH)
+      --server-pid PID            a remote server's process on this machine, for its CPU share
       --profile cpu|mem|trace     profile the bench itself
 
 Every run writes <output-dir>/<run name>/ with report.json, throughput.html, latency.html and
@@ -54,7 +55,7 @@ latency_distribution.html, and prints a summary table.
 suite options (the lab's p1 p2 c1 pc1 e2e1 workloads, one table in the lab's columns):
   --workloads p1,p2,c1,pc1,e2e1  --repeats 3  --batches 2000  --duration 10s  --message-size 1000
   --messages-per-batch 1000  --durability D  --label whippet  --server-address A  --server-binary P
-  --output-dir DIR
+  --server-pid PID  --output-dir DIR
 `
 
 const examples = `Examples:
