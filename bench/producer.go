@@ -24,8 +24,6 @@ type actor struct {
 	// consumers, whose sends pace them.
 	pollPacer *pacer
 	reader    reader
-	// sent counts messages acknowledged, warmup included.
-	sent uint64
 }
 
 // partitioning is how the actor's batches pick a partition.
@@ -75,7 +73,6 @@ func (a *actor) sendOne(ctx context.Context, record func(begin, done time.Time, 
 	}
 	done := time.Now()
 	a.run.produced[a.plan.Stream].Add(uint64(count))
-	a.sent += uint64(count)
 	record(begin, done, uint64(count), userBytes)
 	return true, nil
 }
@@ -135,7 +132,6 @@ func (a *actor) producePipelined(ctx context.Context) error {
 				return
 			}
 			a.run.produced[a.plan.Stream].Add(uint64(len(messages)))
-			a.sent += uint64(len(messages))
 			a.recordSend(begin, done, uint64(len(messages)), userBytes)
 		}()
 	}
