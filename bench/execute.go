@@ -131,7 +131,7 @@ func connectActors(ctx context.Context, state *runState, seed uint64) ([]*actor,
 // sharedAmount is the budget all producers draw from together.
 func sharedAmount(config *Config, producers int) uint64 {
 	if config.TotalData != 0 {
-		return config.TotalData
+		return sendShareOfData(config)
 	}
 	return config.MessageBatches * uint64(producers)
 }
@@ -139,9 +139,19 @@ func sharedAmount(config *Config, producers int) uint64 {
 // perActorAmount is one producer's own budget.
 func perActorAmount(config *Config, producers int) uint64 {
 	if config.TotalData != 0 {
-		return config.TotalData / uint64(max(producers, 1))
+		return sendShareOfData(config) / uint64(max(producers, 1))
 	}
 	return config.MessageBatches
+}
+
+// sendShareOfData is the part of --total-data that is sent: all of it,
+// except in the end-to-end kinds, whose actors move each byte twice (sent,
+// then read back), so that half is sent, as iggy-bench counts it.
+func sendShareOfData(config *Config) uint64 {
+	if config.Kind == KindEndToEndProducingConsumer || config.Kind == KindEndToEndProducingConsumerGroup {
+		return config.TotalData / 2
+	}
+	return config.TotalData
 }
 
 func closeActors(actors []*actor) {

@@ -89,3 +89,29 @@ func TestBudget(t *testing.T) {
 		t.Errorf("took %d batches of 1000 B from 2500 B, want 3 (the last overshoots)", taken)
 	}
 }
+
+// TestBudgetAmounts pins how --message-batches and --total-data become
+// budgets: per actor for pinned kinds, shared for balanced ones, and half
+// the data sent in the end-to-end kinds, which move each byte twice.
+func TestBudgetAmounts(t *testing.T) {
+	pinned := normalized(t, KindPinnedProducer, func(c *Config) { c.Producers, c.MessageBatches = 4, 10 })
+	if got := perActorAmount(pinned, 4); got != 10 {
+		t.Errorf("pinned per-actor batches %d, want 10", got)
+	}
+	balanced := normalized(t, KindBalancedProducer, func(c *Config) { c.Producers, c.MessageBatches = 4, 10 })
+	if got := sharedAmount(balanced, 4); got != 40 {
+		t.Errorf("balanced shared batches %d, want 40", got)
+	}
+	data := normalized(t, KindPinnedProducer, func(c *Config) { c.Producers, c.MessageBatches, c.TotalData = 4, 0, 8e9 })
+	if got := perActorAmount(data, 4); got != 2e9 {
+		t.Errorf("pinned per-actor bytes %d, want 2e9", got)
+	}
+	e2e := normalized(t, KindEndToEndProducingConsumer, func(c *Config) { c.Producers, c.MessageBatches, c.TotalData = 4, 0, 8e9 })
+	if got := perActorAmount(e2e, 4); got != 1e9 {
+		t.Errorf("e2e per-actor bytes sent %d, want 1e9", got)
+	}
+	e2ecg := normalized(t, KindEndToEndProducingConsumerGroup, func(c *Config) { c.MessageBatches, c.TotalData = 0, 8e9 })
+	if got := sharedAmount(e2ecg, 8); got != 4e9 {
+		t.Errorf("e2ecg shared bytes sent %d, want 4e9", got)
+	}
+}
