@@ -23,8 +23,11 @@ type broker struct {
 
 	mu       sync.Mutex
 	sessions uint64
-	streams  []*brokerStream // index = id; nil once deleted
-	failures []string
+	// sendsLeft, when positive, is how many more sends are accepted before
+	// every send is refused (a server failing mid-run).
+	sendsLeft int
+	streams   []*brokerStream // index = id; nil once deleted
+	failures  []string
 }
 
 type brokerStream struct {
@@ -354,6 +357,13 @@ func (b *broker) leaveAll(client wire.Uint128) {
 }
 
 func (b *broker) onSend(request *wire.Request) []byte {
+	if b.sendsLeft > 0 {
+		if b.sendsLeft--; b.sendsLeft == 0 {
+			b.sendsLeft = -1
+		}
+	} else if b.sendsLeft < 0 {
+		return refuse(request, wire.StatusFeatureUnavailable)
+	}
 	var body wire.SendMessages
 	if wire.DecodeAll(&body, request.Body) != nil {
 		return refuse(request, wire.StatusInvalidCommand)

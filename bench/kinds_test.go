@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -175,5 +176,29 @@ func TestRateLimit(t *testing.T) {
 	}
 	if report.Run.Loop != "closed" || report.IndividualMetrics[0].Summary.LatencyBasis != "send" {
 		t.Errorf("run %+v", report.Run)
+	}
+}
+
+// TestServerFailsMidRun checks that a refused send stops every actor, and
+// that the report of what was measured is still returned and written, with
+// the producer's error in it.
+func TestServerFailsMidRun(t *testing.T) {
+	b := startBroker(t)
+	b.mu.Lock()
+	b.sendsLeft = 5
+	b.mu.Unlock()
+	config := smallConfig(KindPinnedProducerAndConsumer, b.address())
+	config.OutputDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	result, err := Run(ctx, config, Environment{})
+	if err == nil || result == nil || result.Report == nil || result.Directory == "" {
+		t.Fatalf("err %v result %+v", err, result)
+	}
+	if !strings.Contains(err.Error(), "producer") || result.Report.Run.Error != err.Error() {
+		t.Errorf("error %q, report error %q", err, result.Report.Run.Error)
+	}
+	if sent := result.Report.Accounting.MessagesSent; sent != 5*20 {
+		t.Errorf("the ledger counts %d messages sent, the broker accepted 100", sent)
 	}
 }
