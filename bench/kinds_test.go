@@ -78,9 +78,12 @@ func checkReport(t *testing.T, kind Kind, report *Report) {
 		t.Errorf("accounting not exact: %+v", ledger)
 	}
 	var sent uint64
-	for _, actor := range report.IndividualMetrics {
+	for index, actor := range report.IndividualMetrics {
 		summary := actor.Summary
-		if summary.Messages == 0 || summary.Latency.Count == 0 || summary.ThroughputMBps <= 0 {
+		// An actor that draws from a shared budget, or reads through a
+		// group, may find nothing left for it; every other actor moves data.
+		shares := (plan.Actors[index].Produces && plan.SharedProducerBudget) || plan.Actors[index].Group >= 0
+		if !shares && (summary.Messages == 0 || summary.Latency.Count == 0 || summary.ThroughputMBps <= 0) {
 			t.Errorf("%s %d moved %d messages, %d latencies, %.3f MB/s", summary.ActorKind, summary.ActorID,
 				summary.Messages, summary.Latency.Count, summary.ThroughputMBps)
 		}
@@ -198,7 +201,9 @@ func TestServerFailsMidRun(t *testing.T) {
 	if !strings.Contains(err.Error(), "producer") || result.Report.Run.Error != err.Error() {
 		t.Errorf("error %q, report error %q", err, result.Report.Run.Error)
 	}
-	if sent := result.Report.Accounting.MessagesSent; sent != 5*20 {
-		t.Errorf("the ledger counts %d messages sent, the broker accepted 100", sent)
+	// The ledger counts acknowledged messages: a send the broker took but
+	// whose reply the cancelled run stopped waiting for is not among them.
+	if sent := result.Report.Accounting.MessagesSent; sent > 5*20 || sent < 4*20 || sent%20 != 0 {
+		t.Errorf("the ledger counts %d messages sent; the broker accepted 5 batches of 20", sent)
 	}
 }
