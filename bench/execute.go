@@ -15,7 +15,6 @@ type phase struct {
 	actors   []*actor
 	wall     time.Duration // release to the last actor's end
 	cpu      CPUUsage
-	warmup   time.Duration
 	accounts Accounting
 }
 
@@ -35,10 +34,7 @@ func execute(ctx context.Context, config *Config, server Server, seed uint64, wa
 	if err != nil {
 		return nil, err
 	}
-	result := &phase{state: state, actors: actors, warmup: config.Warmup}
-	if watch != nil {
-		watch(result)
-	}
+	result := &phase{state: state, actors: actors}
 	sampler := startCPU(server.PID)
 	state.released = time.Now()
 	state.measured = state.released.Add(config.Warmup)
@@ -52,6 +48,9 @@ func execute(ctx context.Context, config *Config, server Server, seed uint64, wa
 		if actor.plan.Produces && actor.plan.Consumes {
 			actor.pollPacer = &pacer{}
 		}
+	}
+	if watch != nil {
+		watch(result) // after the release time is set: the watcher reads it
 	}
 	err = runActors(ctx, state, actors)
 	result.wall = time.Since(state.released)

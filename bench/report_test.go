@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -221,5 +222,20 @@ func TestProgressEstimate(t *testing.T) {
 		{run: state, plan: ActorPlan{Produces: true, Consumes: true}}}
 	if got := expectedMessages(&phase{state: state, actors: actors}); got != 2*2*10*1000 {
 		t.Errorf("producing consumers expect %v, want 40000", got)
+	}
+}
+
+// TestProgressBarDraws runs a short job with the bar on (under -race this
+// checks the bar reads nothing the actors write unguarded).
+func TestProgressBarDraws(t *testing.T) {
+	b := startBroker(t)
+	config := smallConfig(KindPinnedProducer, b.address())
+	config.Rate = 1000 // about 400 ms: the bar draws at least once
+	var bar bytes.Buffer
+	if _, err := Run(context.Background(), config, Environment{NoFiles: true, Progress: true, Stderr: &bar}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bar.String(), "msgs") || !strings.Contains(bar.String(), "MB/s") {
+		t.Errorf("progress output %q", bar.String())
 	}
 }
