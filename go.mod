@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/google/flatbuffers v2.0.8+incompatible
 	github.com/pkg/profile v1.7.0
 	github.com/zeebo/xxh3 v1.1.0
