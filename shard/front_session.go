@@ -125,6 +125,10 @@ func (f *front) login(s *session, frame frameRef, request *wire.Request) {
 		return
 	}
 	view := f.server.view.Load()
+	if view == nil {
+		f.waitReady(s, frame) // a login racing the first start: wait for the users
+		return
+	}
 	userID, reason := f.authenticate(view, body)
 	if reason != 0 {
 		f.evict(s, frame, header, reason, 0, 0)
