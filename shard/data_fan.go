@@ -239,6 +239,13 @@ func (ds *DataShard) deleted(p *dataPartition, err error) {
 		}
 		ds.ensure(share, p.key, ds.partitions[p.key])
 	}
+	if next := ds.partitions[p.key]; next != nil && next != p {
+		// Ops that came after the Create wait for the new partition.
+		next.parked = append(next.parked, p.parked[p.parkHead:]...)
+		p.parked, p.parkHead = nil, 0
+		return
+	}
+	ds.unpark(p) // no Create came: what parked fails
 }
 
 // startPurge runs the oldest waiting purge of a partition.

@@ -46,6 +46,9 @@ func (ds *DataShard) run(op *DataOp) {
 	switch {
 	case ds.stopping:
 		op.Err = ErrDataStopped
+	case p != nil && p.state == partitionDeleting && len(p.recreate) > 0:
+		ds.park(p, op) // for the partition the waiting Create opens
+		return
 	case p == nil || p.state == partitionDeleting:
 		op.Err = ErrPartitionNotFound
 	case p.state == partitionFailed:
