@@ -158,7 +158,7 @@ func (ds *DataShard) shareStep(share *dataFan, err error) {
 	if share.remaining > 0 {
 		return
 	}
-	if engine.IsFatal(share.err) {
+	if isFatal(share.err) {
 		ds.data.fail(ds.shard, share.err)
 	}
 	origin := share.op.origin

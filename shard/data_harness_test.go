@@ -96,6 +96,8 @@ func (h *dataHarness) on(shard int, fn func(ds *DataShard)) {
 	h.wait(done)
 }
 
+func (h *dataHarness) waitTimeout() <-chan time.Time { return time.After(60 * time.Second) }
+
 func (h *dataHarness) wait(done <-chan struct{}) {
 	select {
 	case <-done:

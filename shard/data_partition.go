@@ -269,7 +269,7 @@ func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error)
 	if err != nil {
 		p.state, p.err = partitionFailed, err
 		ds.data.logger.Error("shard: partition refused to open", "partition", p.key.String(), "err", err.Error())
-		if engine.IsFatal(err) {
+		if isFatal(err) {
 			ds.data.fail(ds.shard, err)
 		}
 	} else {
@@ -311,7 +311,7 @@ func (ds *DataShard) retainDone(p *dataPartition) {
 	op := &p.retainOp
 	if op.Err != nil {
 		ds.data.logger.Warn("shard: retention failed", "partition", p.key.String(), "err", op.Err.Error())
-		if engine.IsFatal(op.Err) {
+		if isFatal(op.Err) {
 			ds.data.fail(ds.shard, op.Err)
 		}
 	} else if op.SegmentsDeleted > 0 {

@@ -267,7 +267,7 @@ func (ds *DataShard) start(op *DataOp, kind DataKind) {
 
 // complete sends a finished op back to its origin (or finishes it here).
 func (ds *DataShard) complete(op *DataOp) {
-	if engine.IsFatal(op.Err) {
+	if isFatal(op.Err) {
 		ds.data.fail(ds.shard, op.Err)
 	}
 	if op.origin == ds {
@@ -342,3 +342,7 @@ func (d *Data) fail(sh *Shard, err error) {
 	}
 	sh.runtime.failWith(err)
 }
+
+// isFatal is engine.IsFatal without its allocation on the nil path (the
+// steady path): errors.As takes its target's address.
+func isFatal(err error) bool { return err != nil && engine.IsFatal(err) }
