@@ -188,15 +188,13 @@ func (ds *DataShard) schedule(p *dataPartition) {
 // unparkAll retries the partitions on the retry list.
 func (ds *DataShard) unparkAll() {
 	list := ds.parked
-	ds.parked = nil
+	ds.parked = ds.parkedSpare[:0] // partitions still busy go back here
 	for index, p := range list {
 		list[index] = nil
 		p.scheduled = false
 		ds.unpark(p)
 	}
-	if ds.parked == nil {
-		ds.parked = list[:0]
-	}
+	ds.parkedSpare = list[:0]
 }
 
 // unpark starts parked ops oldest first until one finds the partition
