@@ -62,11 +62,14 @@ type maintenance struct {
 	victims []*segment
 	op      Op
 	step    int
+	// cleared waits for a purge's offset deletions to be durable.
+	cleared OffsetOp
 }
 
 func (m *maintenance) init(p *Partition) {
 	m.p = p
 	m.op.Callback = m.stepDone
+	m.cleared.Done = m.offsetsCleared
 }
 
 func (m *maintenance) busy() bool { return m.current != nil }
@@ -203,7 +206,14 @@ func (m *maintenance) purged(err error) {
 	p.pending.reset(p.active(), 0, nil)
 	p.dedup.reset()
 	p.offsets.clear()
-	m.finish(nil)
+	p.offsets.enqueue(&m.cleared)
+	p.offsets.kick()
+}
+
+// offsetsCleared finishes a purge once the cleared offsets are stored, so
+// a crash after the acknowledgement cannot bring them back.
+func (m *maintenance) offsetsCleared(op *OffsetOp) {
+	m.finish(op.Err)
 }
 
 func (m *maintenance) finish(err error) {
