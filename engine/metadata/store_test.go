@@ -116,6 +116,13 @@ func TestIDsAndValidation(t *testing.T) {
 	if user, token := s.State().TokenByHash("tokenhash"); user == nil || token.Name != "pat" {
 		t.Fatal("token not found by hash")
 	}
+	execute(t, storage, s, Command{Kind: CreatePersonalAccessToken, UserID: 0, Name: "short", Secret: "h2", ExpiryAt: 100})
+	if expired := s.State().ExpiredTokens(100); len(expired) != 1 || expired[0].Name != "short" {
+		t.Fatalf("expired tokens %v", expired)
+	}
+	if expired := s.State().ExpiredTokens(99); len(expired) != 0 {
+		t.Fatalf("tokens expired early: %v", expired)
+	}
 }
 
 // randomCommand draws a command over a small id and name space, so that
