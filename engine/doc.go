@@ -81,8 +81,9 @@
 //	|  u8  |  0 x 3   |       |  u64     |  0 x 8    | bytes 0..24|
 //	+------+----------+-------+----------+-----------+------------+
 //
-// kind 0 is a free slot; a slot whose checksum fails was torn and is
-// ignored (the consumer may see redelivery, never a skip).
+// kind 1 is a consumer, 2 a consumer group, 0xff the purge generation
+// the last Purge recorded, 0 a free slot; a slot whose checksum fails was
+// torn and is ignored (the consumer may see redelivery, never a skip).
 //
 // # Write path
 //

@@ -17,6 +17,9 @@ type MaintenanceOp struct {
 	// SegmentCount is how many of the oldest sealed segments
 	// DeleteSegments removes.
 	SegmentCount int
+	// PurgeGeneration is recorded by Purge once it completed (see
+	// Partition.PurgeGeneration).
+	PurgeGeneration uint64
 	Done         func(*MaintenanceOp)
 
 	SegmentsDeleted int
@@ -206,6 +209,10 @@ func (m *maintenance) purged(err error) {
 	p.pending.reset(p.active(), 0, nil)
 	p.dedup.reset()
 	p.offsets.clear()
+	if err := p.offsets.set(purgeSlot, m.current.PurgeGeneration, true); err != nil {
+		m.finish(err)
+		return
+	}
 	p.offsets.enqueue(&m.cleared)
 	p.offsets.kick()
 }
