@@ -20,7 +20,7 @@ type MaintenanceOp struct {
 	// PurgeGeneration is recorded by Purge once it completed (see
 	// Partition.PurgeGeneration).
 	PurgeGeneration uint64
-	Done         func(*MaintenanceOp)
+	Done            func(*MaintenanceOp)
 
 	SegmentsDeleted int
 	BytesDeleted    int64
