@@ -88,3 +88,29 @@ func TestPollSlicesToFitOut(t *testing.T) {
 	got := poll(t, storage, p, op)
 	compareMessages(t, got, messages[2:5], 2)
 }
+
+// TestGroupCommit: appends that arrive while a write and its fdatasync
+// are in flight go out together in the next write, and none is
+// acknowledged before the fdatasync that covers it.
+func TestGroupCommit(t *testing.T) {
+	mem := enginetest.NewMemStorage(4)
+	storage := memBackend{mem}
+	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/g/p", SegmentBytes: 1 << 20, Logger: quiet})
+	syncsBefore := mem.Syncs
+	acked := 0
+	for index := 0; index < 10; index++ {
+		op := &engine.AppendOp{Batch: enginetest.Batch(1, enginetest.Message{Payload: []byte("group")}), Timestamp: 1}
+		op.Done = func(*engine.AppendOp) { acked++ }
+		if err := p.Append(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if acked != 0 {
+		t.Fatalf("%d appends acknowledged before any fdatasync", acked)
+	}
+	storage.drain()
+	logWrites, syncs := mem.Writes["/g/p/00000000000000000000.log"], mem.Syncs-syncsBefore
+	if acked != 10 || logWrites != 2 || syncs != 2 {
+		t.Fatalf("acknowledged %d, log writes %d, syncs %d; want 10 in two groups", acked, logWrites, syncs)
+	}
+}
