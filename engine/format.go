@@ -67,16 +67,6 @@ func frameID(frame []byte) (low, high uint64) {
 	return binary.LittleEndian.Uint64(frame[8:]), binary.LittleEndian.Uint64(frame[16:])
 }
 
-// FormatError says why a batch record is invalid and where.
-type FormatError struct {
-	Position int64 // byte position of the record in its file, or -1
-	Reason   string
-}
-
-func (e *FormatError) Error() string {
-	return "engine: invalid batch at position " + strconv.FormatInt(e.Position, 10) + ": " + e.Reason
-}
-
 // invalidBatch checks a stored record end to end: the layout the engine
 // relies on (offset deltas 0..count-1, see invalidLayout), then wire's
 // verification of reserved bytes, every frame checksum and the batch

@@ -4,7 +4,6 @@
 package enginetest
 
 import (
-	"errors"
 	"math/rand/v2"
 	"path"
 	"sort"
@@ -339,6 +338,3 @@ func (s *MemStorage) Remove(name string) {
 	delete(s.files, name)
 	delete(s.durable, name)
 }
-
-// ErrInjected is the error the helpers below inject.
-var ErrInjected = errors.New("enginetest: injected error")
