@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
@@ -112,5 +113,37 @@ func TestGroupCommit(t *testing.T) {
 	logWrites, syncs := mem.Writes["/g/p/00000000000000000000.log"], mem.Syncs-syncsBefore
 	if acked != 10 || logWrites != 2 || syncs != 2 {
 		t.Fatalf("acknowledged %d, log writes %d, syncs %d; want 10 in two groups", acked, logWrites, syncs)
+	}
+}
+
+// TestSharedCacheAcrossPartitions: two partitions share one small cache;
+// eviction by one never serves the other's bytes, and evicted batches are
+// read from disk.
+func TestSharedCacheAcrossPartitions(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(5)}
+	cache := engine.NewCache(256 << 10)
+	var partitions [2]*engine.Partition
+	var models [2][]enginetest.Message
+	for index := range partitions {
+		options := engine.PartitionOptions{
+			Directory: fmt.Sprintf("/c/p%d", index), PartitionID: uint32(index), SegmentBytes: 1 << 20,
+			Cache: cache, Logger: quiet, ReadBytes: 16 << 10,
+		}
+		partitions[index] = mustOpen(t, storage, options)
+	}
+	random := newRandom(6)
+	serial := uint64(0)
+	for batch := 0; batch < 300; batch++ {
+		index := random.IntN(2)
+		messages := randomMessages(random, &serial, 1+random.IntN(3), 3000)
+		if _, err := appendBatch(t, storage, partitions[index], enginetest.Batch(1, messages...), uint64(1+batch)); err != nil {
+			t.Fatal(err)
+		}
+		models[index] = append(models[index], messages...)
+		if batch%50 == 49 {
+			for which := range partitions {
+				checkAll(t, storage, partitions[which], models[which])
+			}
+		}
 	}
 }
