@@ -171,3 +171,50 @@ func BenchmarkDetect(b *testing.B) {
 		}
 	}
 }
+
+// bigSendBody is 1000 messages of 1 KiB with a small user-header block.
+func bigSendBody(b *testing.B) []byte {
+	messages := make([]OutgoingMessage, 1000)
+	payload := make([]byte, 1024)
+	headers := tlv(2, text("k"), 2, text("v"))
+	for i := range messages {
+		messages[i] = OutgoingMessage{OriginTimestamp: producerOrigin + uint64(i), Payload: payload, UserHeaders: headers}
+	}
+	body, err := AppendSendMessagesBody(nil, num(0), num(0), Partitioning{Kind: PartitioningBalanced}, messages)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// BenchmarkDecodeSendMessages1000 validates a 1000-message batch (index walk
+// and every span) without touching payload bytes.
+func BenchmarkDecodeSendMessages1000(b *testing.B) {
+	body := bigSendBody(b)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var req SendMessages
+		if _, err := req.Decode(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStampSendMessages1000 is the server's admission work per batch:
+// stamp id, offset and timestamp in place and checksum every message.
+func BenchmarkStampSendMessages1000(b *testing.B) {
+	body := bigSendBody(b)
+	var req SendMessages
+	if _, err := req.Decode(body); err != nil {
+		b.Fatal(err)
+	}
+	id := UUIDv4([16]byte{7})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		for i := 0; i < int(req.Count); i++ {
+			Stamp(req.MessageRaw(i), uint64(i), serverAppend, id)
+		}
+	}
+}

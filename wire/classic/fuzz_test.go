@@ -16,6 +16,9 @@ func FuzzDecodeClassic(f *testing.F) {
 	for _, v := range loadVectors[requestVector](f, "requests.json", 63) {
 		f.Add(unhex(f, v.FrameHex), uint16(3))
 	}
+	for _, sample := range loadVectors[detectionVector](f, "detection.json", 126) {
+		f.Add(unhex(f, sample.Prefix), uint16(sample.Decided))
+	}
 	f.Fuzz(func(t *testing.T, frame []byte, cut uint16) {
 		checkDetectMonotonic(t, frame)
 		header, size, err := SplitRequest(frame)

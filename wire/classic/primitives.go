@@ -1,6 +1,7 @@
 package classic
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -279,4 +280,12 @@ func (r *reader) pollingStrategy(what string) PollingStrategy {
 		r.invalid(what, offset, uint64(kind), StatusInvalidCommand)
 	}
 	return PollingStrategy{Kind: kind, Value: value}
+}
+
+// String renders the identifier for logs: the number, or the quoted name.
+func (id Identifier) String() string {
+	if id.Kind == IdentifierNumeric {
+		return strconv.FormatUint(uint64(id.ID), 10)
+	}
+	return strconv.Quote(string(id.Name))
 }

@@ -30,6 +30,9 @@ func TestTruncatedRequestsRejected(t *testing.T) {
 			if decodeError.Offset > cut {
 				t.Fatalf("%s cut at %d: error offset %d beyond the cut", v.Command, cut, decodeError.Offset)
 			}
+			if decodeError.Need > 0 && (decodeError.Have >= decodeError.Need || decodeError.Offset+decodeError.Have != cut) {
+				t.Fatalf("%s cut at %d: inconsistent truncation report %+v", v.Command, cut, decodeError)
+			}
 		}
 	}
 }
@@ -195,5 +198,58 @@ func TestPrologues(t *testing.T) {
 	}
 	if _, size, err := SplitReply([]byte{0, 0, 0, 0, 16, 0, 0, 0}); err != nil || size != 24 {
 		t.Errorf("reply split: size %d, %v", size, err)
+	}
+}
+
+func TestIdentifierString(t *testing.T) {
+	if num(7).String() != "7" || named("orders").String() != `"orders"` {
+		t.Fatalf("identifier strings: %s %s", num(7), named("orders"))
+	}
+}
+
+// Goal: poll replies that do not tile or miscount are refused client-side.
+func TestPollReplyRejects(t *testing.T) {
+	good := goldenReplyBody(t, "PollMessages")
+	miscount := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(miscount[12:], 2)
+	cases := map[string][]byte{
+		"count disagrees":     miscount,
+		"cut inside a header": good[:PollReplyHeaderBytes+40],
+		"cut inside a body":   good[:len(good)-1],
+		"short head":          good[:10],
+	}
+	for name, body := range cases {
+		var reply PollReply
+		if err := reply.Decode(body); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// Goal: errors render their position and permissions round-trip bare.
+func TestErrorTextAndPermissions(t *testing.T) {
+	truncated := &DecodeError{What: "stream_id", Offset: 3, Need: 4, Have: 1, Status: StatusInvalidCommand}
+	if got := truncated.Error(); got != "classic: stream_id at offset 3: need 4 bytes, have 1" {
+		t.Errorf("truncation text %q", got)
+	}
+	invalid := &DecodeError{What: "consumer", Offset: 0, Value: 3, Status: StatusInvalidCommand}
+	if got := invalid.Error(); got != "classic: consumer at offset 0: invalid value 3 (InvalidCommand)" {
+		t.Errorf("value text %q", got)
+	}
+	if StatusOf(ErrNameLength) != StatusInvalidCommand || Reject.String() != "reject" || NeedMore.String() != "need-more" {
+		t.Error("fallback status or verdict names")
+	}
+	want := alicePermissions()
+	raw := AppendPermissions(nil, &want)
+	got, err := DecodePermissions(raw)
+	if err != nil || len(raw) != want.EncodedSize() || got.Streams[0].Topics[0] != want.Streams[0].Topics[0] {
+		t.Fatalf("permissions round trip: %+v, %v", got, err)
+	}
+	if _, err := DecodePermissions(append(raw, 0)); err == nil {
+		t.Error("trailing permission bytes accepted")
+	}
+	header := AppendRequestHeader(nil, CodeGetStream, 6)
+	if parsed, err := DecodeRequestHeader(header); err != nil || parsed.Code != CodeGetStream || parsed.BodyBytes() != 6 {
+		t.Errorf("request header round trip: %+v, %v", parsed, err)
 	}
 }

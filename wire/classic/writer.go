@@ -10,8 +10,6 @@ import (
 // room. Request encoders check values that come from an application and
 // return an error; reply encoders are fed validated server state and assert.
 
-func appendU8(dst []byte, value uint8) []byte { return append(dst, value) }
-
 func appendU16(dst []byte, value uint16) []byte {
 	return binary.LittleEndian.AppendUint16(dst, value)
 }

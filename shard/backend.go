@@ -1,0 +1,123 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Backend is the completion-based (proactor) I/O interface a shard drives.
+// The shard declares it; the io_uring and epoll implementations behave
+// alike, and one test suite runs on both.
+//
+// Ownership and threading: a Backend belongs to one shard. Every method but
+// Notify is called only on that shard's locked thread. Starting an op queues
+// it; queued ops reach the kernel at the next Wait (one batched submit per
+// loop turn). Each op ends with exactly one Completion carrying its token,
+// except Accept and Recv, which stay armed (Completion.More) until an error,
+// end of stream or Cancel ends them with a final Completion. A slice passed
+// to an op belongs to the backend until that op's final Completion: the
+// caller must neither change nor reuse it before then, and must keep it
+// reachable (the backend also keeps a reference).
+//
+// Errors: starting an op fails only on a programming error or when the
+// backend is closed; I/O errors arrive in Completion.Errno.
+type Backend interface {
+	// Name is "io_uring" or "epoll".
+	Name() string
+	// Accept arms a multishot accept on a listening socket; each accepted
+	// connection arrives as a Completion whose Result is the new fd.
+	Accept(listener int, token uint64) error
+	// Recv arms a multishot receive: each Completion carries bytes in Data
+	// (valid until the next Wait), Result 0 with no Errno means the peer
+	// closed its side (final).
+	Recv(fd int, token uint64) error
+	// Send writes a prefix of data; Result is how much was written, which
+	// may be less than len(data) (the caller sends the rest).
+	Send(fd int, data []byte, token uint64) error
+	// Read fills a prefix of buf from a file at position; Result is the
+	// byte count (0 at end of file).
+	Read(fd int, buf []byte, position int64, token uint64) error
+	// Write writes a prefix of buf to a file at position.
+	Write(fd int, buf []byte, position int64, token uint64) error
+	// Fsync flushes a file's data and metadata to stable storage.
+	Fsync(fd int, token uint64) error
+	// Timeout completes after d with Errno ETIME.
+	Timeout(d time.Duration, token uint64) error
+	// Cancel ends the op started with token on fd; it completes (finally)
+	// with ECANCELED unless it completed first. Cancel of a finished op is
+	// a no-op.
+	Cancel(fd int, token uint64) error
+	// Wait submits the queued ops and fills out with completions, waiting
+	// up to timeout for the first one (0 polls; negative waits without
+	// bound). It returns how many it wrote, possibly 0 on timeout or wake.
+	Wait(out []Completion, timeout time.Duration) (int, error)
+	// Wake makes target's Wait return soon; called on this backend's
+	// thread, it may travel through this backend (MSG_RING).
+	Wake(target Backend) error
+	// Notify makes this backend's Wait return soon; safe from any thread.
+	Notify() error
+	// Alloc returns a buffer of length size in memory the backend does
+	// I/O on without copying (io_uring: mapped outside the Go heap, so the
+	// GC never moves what the kernel holds). Send, Read and Write accept
+	// other slices too, at the cost of a copy.
+	Alloc(size int) []byte
+	// Free gives back a buffer from Alloc; others are left to the GC.
+	Free(buf []byte)
+	// Close releases the backend; ops still in flight are abandoned.
+	Close() error
+}
+
+// Completion reports the end (or, for multishot ops, one result) of an op.
+type Completion struct {
+	Token  uint64
+	Result int        // bytes moved, or the accepted fd
+	Errno  unix.Errno // 0 on success
+	More   bool       // a multishot op stays armed
+	Data   []byte     // Recv only: the received bytes, valid until the next Wait
+}
+
+// Backend names accepted by Options.Backend.
+const (
+	BackendAuto    = "auto"
+	BackendIOURing = "io_uring"
+	BackendEpoll   = "epoll"
+)
+
+var (
+	// ErrBackend reports an unknown backend name or one that cannot run here.
+	ErrBackend = errors.New("shard: backend unavailable")
+	// ErrClosed reports an op started on a closed backend.
+	ErrClosed = errors.New("shard: backend closed")
+)
+
+// newBackendFunc opens one shard's backend on the calling (locked) thread.
+type newBackendFunc func() (Backend, error)
+
+// chooseBackend resolves a backend name to a constructor. "auto" prefers
+// io_uring and falls back to epoll, logging one line that names why.
+func chooseBackend(name string, logger *slog.Logger) (newBackendFunc, string, error) {
+	return chooseBackendWith(name, logger, uringAvailable)
+}
+
+func chooseBackendWith(name string, logger *slog.Logger, uringAvailable func() error) (newBackendFunc, string, error) {
+	switch name {
+	case BackendEpoll:
+		return newEpollBackend, BackendEpoll, nil
+	case BackendIOURing:
+		if err := uringAvailable(); err != nil {
+			return nil, "", fmt.Errorf("%w: io_uring: %w", ErrBackend, err)
+		}
+		return newURingBackend, BackendIOURing, nil
+	case BackendAuto, "":
+		if err := uringAvailable(); err != nil {
+			logger.Warn("shard: io_uring unavailable, using the epoll backend", "cause", err.Error())
+			return newEpollBackend, BackendEpoll, nil
+		}
+		return newURingBackend, BackendIOURing, nil
+	}
+	return nil, "", fmt.Errorf("%w: unknown name %q (want auto, io_uring or epoll)", ErrBackend, name)
+}

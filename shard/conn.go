@@ -1,0 +1,394 @@
+package shard
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// connState is where a connection is in its life; it only moves forward.
+type connState uint8
+
+const (
+	connOpen     connState = iota // reading frames, sending replies
+	connDraining                  // no more frames; closes once every reply is sent
+	connClosing                   // waiting for its armed ops to end, then closes the fd
+	connClosed                    // fd closed, slot free
+)
+
+// Conn is one TCP connection, owned by one shard: only that shard's thread
+// reads or writes it, through the shard's backend. Its input side is a
+// state machine over partial reads (a frame's head, then its body, in as
+// many receives as it takes); its output side is a bounded queue of
+// buffers sent in order, each resent from where a partial send stopped.
+type Conn struct {
+	shard    *Shard
+	fd       int
+	slot     uint32
+	gen      uint32
+	state    connState
+	closeErr error
+	attached any
+
+	head      [frameHeadBytesMax]byte
+	headLen   int
+	frame     []byte // the frame being received, once its size is known
+	frameLen  int
+	inflight  int  // frames delivered whose reply is not yet sent
+	recvArmed bool // a multishot recv is armed (until its final completion)
+	paused    bool // reading stopped at the in-flight limit
+	resuming  bool // queued on the shard's resume list
+	parked    []byte
+
+	sendQueue     [sendQueueLenMax]outgoing // ring of buffers to send, in order
+	sendHead      int
+	repliesQueued int // replies in sendQueue
+	sendLen       int
+	sendOffset    int  // bytes of sendQueue[sendHead] already sent
+	sendArmed     bool // a send is in flight
+}
+
+// outgoing is one queued buffer; a reply frees an in-flight slot when sent.
+type outgoing struct {
+	buf   []byte
+	reply bool
+}
+
+// Shard returns the shard that owns the connection.
+func (c *Conn) Shard() *Shard { return c.shard }
+
+// Attach stores the handler's per-connection state.
+func (c *Conn) Attach(value any) { c.attached = value }
+
+// Attached returns what Attach stored.
+func (c *Conn) Attached() any { return c.attached }
+
+// Inflight returns the frames delivered whose reply is not yet sent.
+func (c *Conn) Inflight() int { return c.inflight }
+
+// Reply sends the answer to one delivered frame. The frame's in-flight
+// slot is freed once the reply is sent, so a client that does not read
+// its replies is paused like one that sends too many requests. The shard
+// owns buf from now on and recycles it once it is sent. A reply to a
+// closed connection is dropped (the peer is gone).
+func (c *Conn) Reply(buf []byte) error {
+	invariant.Assert(c.inflight > c.repliesQueued, "reply answers a delivered frame")
+	if c.state >= connClosing {
+		c.inflight--
+		c.shard.Release(buf)
+		return ErrConnClosed
+	}
+	invariant.Assert(c.sendLen < sendQueueLenMax, "a reply always fits the send queue")
+	c.repliesQueued++
+	c.enqueue(buf, true)
+	return nil
+}
+
+// Send queues buf for sending after everything queued before it, outside
+// any request (a push). The shard owns buf from now on, except when Send
+// returns ErrSendQueueFull.
+func (c *Conn) Send(buf []byte) error {
+	if c.state >= connClosing {
+		c.shard.Release(buf)
+		return ErrConnClosed
+	}
+	if c.sendLen-c.repliesQueued >= pushQueueLenMax {
+		return ErrSendQueueFull
+	}
+	c.enqueue(buf, false)
+	return nil
+}
+
+func (c *Conn) enqueue(buf []byte, reply bool) {
+	c.sendQueue[(c.sendHead+c.sendLen)%sendQueueLenMax] = outgoing{buf: buf, reply: reply}
+	c.sendLen++
+	if !c.sendArmed {
+		c.startSend()
+	}
+}
+
+// replySent frees the in-flight slot of a request whose reply is out.
+func (c *Conn) replySent() {
+	invariant.Assert(c.repliesQueued > 0, "a sent reply was queued")
+	invariant.Assert(c.inflight > 0, "a sent reply answers an in-flight frame")
+	c.repliesQueued--
+	c.inflight--
+	if c.paused && !c.resuming && c.state == connOpen {
+		c.resuming = true
+		c.shard.resume = append(c.shard.resume, c)
+	}
+}
+
+// Close closes the connection at once, dropping unsent replies.
+func (c *Conn) Close() { c.close(ErrConnClosed) }
+
+func (c *Conn) startSend() {
+	invariant.Assert(!c.sendArmed, "one send in flight per connection")
+	invariant.Assert(c.sendLen > 0, "send has a queued buffer")
+	front := c.sendQueue[c.sendHead].buf
+	invariant.Assert(c.sendOffset < len(front), "a queued buffer has bytes to send")
+	if err := c.shard.backend.Send(c.fd, front[c.sendOffset:], c.token(tokenSend)); err != nil {
+		c.shard.fail(err)
+		return
+	}
+	c.sendArmed = true
+}
+
+func (c *Conn) onSend(completion Completion) {
+	invariant.Assert(c.sendArmed, "send completion has a send in flight")
+	c.sendArmed = false
+	if completion.Errno != 0 {
+		c.close(fmt.Errorf("shard: send: %w", completion.Errno))
+		c.finishClose()
+		return
+	}
+	c.sendOffset += completion.Result
+	bump(&c.shard.stats.bytesOut, completion.Result)
+	front := c.sendQueue[c.sendHead]
+	invariant.Assert(c.sendOffset <= len(front.buf), "send never exceeds its buffer")
+	if c.sendOffset < len(front.buf) {
+		bump(&c.shard.stats.sendsPartial, 1)
+	} else {
+		c.sendQueue[c.sendHead] = outgoing{}
+		c.sendHead = (c.sendHead + 1) % sendQueueLenMax
+		c.sendLen--
+		c.sendOffset = 0
+		c.shard.Release(front.buf)
+		if front.reply {
+			c.replySent()
+		}
+	}
+	switch {
+	case c.state >= connClosing:
+		c.finishClose()
+	case c.sendLen > 0:
+		c.startSend()
+	case c.state == connDraining:
+		c.finishDrain()
+	}
+}
+
+func (c *Conn) armRecv() {
+	invariant.Assert(!c.recvArmed, "one recv armed per connection")
+	invariant.Assert(c.state == connOpen, "only an open connection reads")
+	if err := c.shard.backend.Recv(c.fd, c.token(tokenRecv)); err != nil {
+		c.shard.fail(err)
+		return
+	}
+	c.recvArmed = true
+}
+
+func (c *Conn) onRecv(completion Completion) {
+	invariant.Assert(c.recvArmed, "recv completion has a recv armed")
+	if !completion.More {
+		c.recvArmed = false
+	}
+	switch {
+	case completion.Errno == unix.ECANCELED:
+		c.onRecvEnded()
+	case completion.Errno != 0:
+		c.close(fmt.Errorf("shard: recv: %w", completion.Errno))
+		c.finishClose() // close returned early when already closing
+	case completion.Result == 0:
+		c.onPeerClosed()
+	case c.state != connOpen:
+		c.finishClose() // draining or closing: the bytes are not wanted
+	case c.paused:
+		invariant.Assert(len(c.parked)+len(completion.Data) <= pausedInputBytesMax, "parked input fits its limit")
+		c.parked = append(c.parked, completion.Data...)
+	default:
+		bump(&c.shard.stats.bytesIn, len(completion.Data))
+		c.consume(completion.Data)
+		if c.state >= connClosing {
+			c.finishClose()
+		} else if !c.recvArmed && !c.paused && c.state == connOpen {
+			c.armRecv() // a multishot recv ended early (no buffers): re-arm
+		}
+	}
+}
+
+// onRecvEnded handles the final completion of a cancelled recv: a pause,
+// a drain or a close asked for it.
+func (c *Conn) onRecvEnded() {
+	switch c.state {
+	case connOpen:
+		if !c.paused {
+			c.armRecv() // the pause ended before its cancel landed
+		}
+	case connDraining:
+		c.finishDrain()
+	default:
+		c.finishClose()
+	}
+}
+
+func (c *Conn) onPeerClosed() {
+	if c.headLen > 0 || c.frame != nil || len(c.parked) > 0 {
+		c.close(ErrPeerClosedMidFrame)
+		return
+	}
+	c.drain()
+}
+
+// consume runs received bytes through the frame state machine; at the
+// in-flight limit it parks what is left and pauses reading.
+func (c *Conn) consume(data []byte) {
+	for len(data) > 0 && c.state == connOpen {
+		if c.inflight == inflightRequestsMax {
+			c.pause()
+			invariant.Assert(len(c.parked)+len(data) <= pausedInputBytesMax, "parked input fits its limit")
+			c.parked = append(c.parked, data...)
+			return
+		}
+		if c.frame == nil {
+			data = c.consumeHead(data)
+			continue
+		}
+		n := copy(c.frame[c.frameLen:], data)
+		c.frameLen += n
+		data = data[n:]
+		if c.frameLen == len(c.frame) {
+			frame := c.frame
+			c.frame, c.frameLen = nil, 0
+			c.inflight++
+			bump(&c.shard.stats.framesIn, 1)
+			c.shard.handler.OnFrame(c, frame)
+		}
+	}
+}
+
+// consumeHead gathers header bytes until the handler can size the frame,
+// then starts the frame with them; it returns the bytes not yet used.
+func (c *Conn) consumeHead(data []byte) []byte {
+	take := min(len(data), frameHeadBytesMax-c.headLen)
+	copy(c.head[c.headLen:], data[:take])
+	size, err := c.shard.handler.FrameBytes(c.head[:c.headLen+take])
+	switch {
+	case err != nil:
+		c.close(fmt.Errorf("%w: %w", ErrFrameHeader, err))
+		return nil
+	case size > frameBytesMax:
+		c.close(fmt.Errorf("%w: %d bytes", ErrFrameTooLarge, size))
+		return nil
+	case size == 0 && c.headLen+take == frameHeadBytesMax:
+		c.close(ErrFrameHeader)
+		return nil
+	case size == 0:
+		c.headLen += take
+		return data[take:]
+	}
+	invariant.Assert(size > 0, "a sized frame has bytes")
+	// Bytes of data already copied into head may belong to this frame or
+	// the next; only those before data are taken from head.
+	c.frame = c.shard.Buffer(size)
+	c.frameLen = copy(c.frame, c.head[:c.headLen])
+	c.headLen = 0
+	return data
+}
+
+func (c *Conn) pause() {
+	invariant.Assert(c.state == connOpen, "only an open connection pauses")
+	if c.paused {
+		return
+	}
+	c.paused = true
+	bump(&c.shard.stats.pauses, 1)
+	if c.recvArmed {
+		c.cancelRecv()
+	}
+}
+
+// resume runs parked input after replies freed in-flight slots, and
+// reads again when all of it was consumed.
+func (c *Conn) resume() {
+	c.resuming = false
+	if c.state != connOpen || !c.paused {
+		return
+	}
+	c.paused = false
+	parked := c.parked
+	c.parked = c.parked[:0]
+	c.consume(parked) // re-parks into the same array behind what it reads
+	if !c.paused && !c.recvArmed && c.state == connOpen {
+		c.armRecv()
+	}
+}
+
+func (c *Conn) cancelRecv() {
+	if err := c.shard.backend.Cancel(c.fd, c.token(tokenRecv)); err != nil {
+		c.shard.fail(err)
+	}
+}
+
+// drain stops reading; the connection closes once every in-flight frame
+// is answered and sent.
+func (c *Conn) drain() {
+	if c.state != connOpen {
+		return
+	}
+	c.state = connDraining
+	if c.recvArmed {
+		c.cancelRecv()
+	}
+	c.finishDrain()
+}
+
+func (c *Conn) finishDrain() {
+	invariant.Assert(c.state == connDraining, "finishing a drain needs a draining connection")
+	if c.inflight == 0 && c.sendLen == 0 {
+		c.close(nil)
+	}
+}
+
+// close starts closing: it cancels the armed ops, and finishClose ends it
+// now or on their final completions. It may run the handler's OnClose.
+func (c *Conn) close(err error) {
+	if c.state >= connClosing {
+		return
+	}
+	c.state = connClosing
+	c.closeErr = err
+	if c.recvArmed {
+		c.cancelRecv()
+	}
+	if c.sendArmed {
+		if cancelErr := c.shard.backend.Cancel(c.fd, c.token(tokenSend)); cancelErr != nil {
+			c.shard.fail(cancelErr)
+		}
+	}
+	c.finishClose()
+}
+
+// finishClose releases the fd once no op of the connection is in flight:
+// closing it earlier could let a new connection reuse the number while the
+// kernel still completes ops for the old one.
+func (c *Conn) finishClose() {
+	if c.state != connClosing || c.recvArmed || c.sendArmed {
+		return
+	}
+	c.state = connClosed
+	if err := unix.Close(c.fd); err != nil {
+		c.shard.logger.Warn("shard: close connection", "fd", c.fd, "err", err.Error())
+	}
+	for c.sendLen > 0 {
+		c.shard.Release(c.sendQueue[c.sendHead].buf)
+		c.sendQueue[c.sendHead] = outgoing{}
+		c.sendHead = (c.sendHead + 1) % sendQueueLenMax
+		c.sendLen--
+	}
+	c.inflight -= c.repliesQueued
+	c.repliesQueued = 0
+	if c.frame != nil {
+		c.shard.Release(c.frame)
+		c.frame = nil
+	}
+	c.parked = nil
+	c.shard.freeConn(c)
+	c.shard.handler.OnClose(c, c.closeErr)
+}
+
+func (c *Conn) token(kind tokenKind) uint64 {
+	return makeToken(kind, c.gen, c.slot)
+}

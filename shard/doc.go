@@ -1,0 +1,104 @@
+// Package shard is Whippet's thread-per-core runtime: N shards, each one
+// goroutine locked to its OS thread and pinned to its CPU, each owning a
+// completion-based I/O backend (io_uring, or epoll where io_uring is
+// unavailable), its connections, its timers and its ends of the
+// cross-shard queues. It is where the rooms meet: it may import ring, wire,
+// engine and vsr; nothing of ours imports it but configs and cmd.
+//
+// # Shape of a shard
+//
+// A shard's loop turns: fire due timers, take what peers sent, resume
+// connections that were paused at their in-flight limit, then one
+// Backend.Wait that submits every op the turn started (one batched submit)
+// and reaps at most completionsPerTurnMax completions, which it routes by
+// token to the owning connection, the accepter or a FileOp. The Wait blocks
+// until the next timer; with Options.Spin it first polls for a bounded,
+// adaptive time. Peers wake a blocked shard with MSG_RING (io_uring) or its
+// eventfd (epoll), and only when it announced it sleeps, so a busy shard
+// takes no wake-up syscalls.
+//
+// # Backends
+//
+// Backend is declared here (the consumer declares the interface) and has
+// two implementations with one behaviour, checked by the same test bodies:
+//
+//   - io_uring (uring*.go, on our ring package): one single-issuer ring with
+//     DEFER_TASKRUN per shard, multishot accept, multishot recv into a
+//     provided-buffer ring of recvBufferCount × recvBufferBytes (re-armed
+//     when it runs dry), zero-copy sends of buffers from Shard.Buffer (ring
+//     pools mapped outside the Go heap; other slices bounce through one),
+//     MSG_RING between shards and an eventfd read for other threads;
+//   - epoll (epoll*.go): level-triggered epoll, nonblocking socket
+//     syscalls, synchronous file syscalls completed at the next Wait.
+//
+// Options.Backend "auto" takes io_uring when ring.Available and the probe
+// allow it, else epoll with one log line naming the cause; "io_uring" or
+// "epoll" force one ("io_uring" fails with ErrBackend where it cannot run).
+//
+// A shard sleeps in epoll_wait or io_uring_enter through Syscall6, which
+// leaves its P in the syscall state until sysmon retakes it (20 µs to
+// 10 ms). Start therefore raises GOMAXPROCS by the shard count while the
+// runtime runs, so goroutines outside the shards always find a P.
+//
+// # Accepting: one listener, least-loaded handover
+//
+// Shard 0 owns the only listening socket and hands each accepted fd, over
+// the SPSC queue, to the shard owning the fewest connections. We chose this
+// over one SO_REUSEPORT listener per shard because the kernel's reuseport
+// hash balances flows statistically, not by load: IO-URING-NOTES.md
+// measured that two connections needed 1 to 6 redials to land on two
+// listeners, and a broker serving a handful of heavy producer connections
+// would leave cores idle. A handover costs one queue slot and maybe one
+// wake per connection, paid once at accept, and accept is not our hot path.
+// When a target's queue is full shard 0 holds the fd (connectionsHandoffMax)
+// and retries; beyond that it serves the connection itself. It never drops
+// one.
+//
+// # Use
+//
+//	rt, err := shard.Start(shard.Options{Listen: ":8090", NewHandler: newFront})
+//	...
+//	err = rt.RunUntilSignal(30 * time.Second) // SIGINT/SIGTERM: drain, flush, close
+//
+// A Handler sizes frames (FrameBytes), receives whole frames (OnFrame) and
+// answers each with Conn.Reply, possibly later and after a hop to another
+// shard (Shard.Send; the *Conn travels in Message.Data and is touched only
+// back on its own shard).
+//
+// # Invariants
+//
+//  1. Only a shard's own thread touches its state: connections, timers,
+//     backend, buffer pool and file ops. Other threads read only the atomic
+//     counters (Connections, Stats) and call Backend.Notify.
+//  2. A shard's thread is locked (runtime.LockOSThread) and pinned
+//     (sched_setaffinity) before its backend is created, and never
+//     unlocked, so the runtime discards the pinned thread at exit.
+//  3. Each ordered pair of shards has one SPSC queue; only the sender
+//     pushes and only the receiver pops. A full queue refuses the message
+//     (ErrQueueFull): nothing is dropped and the sender decides.
+//  4. A shard sets sleeping before it checks its queues and blocks; a
+//     sender pushes before it reads sleeping; so a queued message never
+//     waits for an unrelated wake-up.
+//  5. Every op has one final completion; a buffer passed to an op belongs
+//     to the backend until then. A connection closes its fd only after
+//     every op on it has completed, so an fd number is never reused while
+//     the kernel still works for its old owner.
+//  6. A connection has at most one recv armed and one send in flight; its
+//     sends go out in queue order, each resumed after a partial send.
+//  7. In-flight frames per connection never exceed inflightRequestsMax: at
+//     the limit reading pauses (recv cancelled, bytes already received
+//     parked, at most pausedInputBytesMax) until a reply is sent.
+//  8. A reply always fits the send queue (sendQueueLenMax covers every
+//     in-flight reply plus pushQueueLenMax pushes).
+//  9. A frame larger than frameBytesMax, a header the Handler cannot size
+//     within frameHeadBytesMax bytes, or a peer leaving mid-frame closes
+//     only that connection, reported to Handler.OnClose.
+//  10. Shutdown stops accepting, drains every connection (in-flight
+//     requests answered and sent), waits until every shard has drained
+//     (a peer may still answer for this shard's clients), runs OnStop on
+//     each shard, and only then closes the backends.
+//  11. Every loop is bounded: completions, messages per peer and timers
+//     fired per turn; only the shard loop itself runs forever.
+//  12. A backend error no op can recover from stops every shard
+//     (Runtime.Err): half-alive is worse than dead.
+package shard

@@ -1,0 +1,46 @@
+package shard
+
+import "errors"
+
+// Handler runs a connection protocol (the RPC front, or the echo handler
+// of the tests) on the shard that owns the connection. Each shard has its
+// own Handler instance (Options.NewHandler), called only on that shard's
+// thread, so it needs no locks for per-shard state.
+type Handler interface {
+	// FrameBytes returns the whole size, header included, of the frame
+	// whose first bytes are head, or 0 when head is too short to tell.
+	// head holds at most frameHeadBytesMax bytes and is valid only during
+	// the call. An error (a malformed header) closes the connection.
+	FrameBytes(head []byte) (int, error)
+	// OnFrame receives one whole frame. The handler owns frame: it hands
+	// it on to Conn.Reply or Conn.Send, or returns it with Shard.Release.
+	// Each frame counts against the connection's in-flight limit until
+	// the reply the handler passes to Conn.Reply (once per frame) is sent.
+	OnFrame(conn *Conn, frame []byte)
+	// OnClose reports that conn is closed and its fd released; err is nil
+	// when the peer or a shutdown closed it between frames. Replies after
+	// this are dropped.
+	OnClose(conn *Conn, err error)
+}
+
+// Errors a connection closes with, reported through Handler.OnClose.
+var (
+	// ErrFrameTooLarge: a frame declared more than frameBytesMax bytes.
+	ErrFrameTooLarge = errors.New("shard: frame larger than the limit")
+	// ErrFrameHeader: the handler could not size a frame from
+	// frameHeadBytesMax bytes.
+	ErrFrameHeader = errors.New("shard: frame header not recognised")
+	// ErrPeerClosedMidFrame: the peer closed with a partial frame sent.
+	ErrPeerClosedMidFrame = errors.New("shard: peer closed mid-frame")
+	// ErrSendQueueFull: a connection already has pushQueueLenMax pushes
+	// waiting to be sent.
+	ErrSendQueueFull = errors.New("shard: send queue full")
+	// ErrConnClosed: the connection is closed or closing.
+	ErrConnClosed = errors.New("shard: connection closed")
+	// ErrForcedClose: shutdown's deadline passed before the connection
+	// drained.
+	ErrForcedClose = errors.New("shard: connection closed by forced shutdown")
+)
+
+// ErrFileOpsFull reports a shard with fileOpsInFlightMax file ops in flight.
+var ErrFileOpsFull = errors.New("shard: too many file ops in flight")

@@ -1,0 +1,98 @@
+package shard
+
+import "time"
+
+// Every queue, table, buffer and batch of the shard runtime has a named
+// maximum here; TestLimits asserts how they relate and says why each
+// relationship must hold. Memory is sized from these at startup.
+const (
+	// shardCountMax bounds the number of shards. The cross-shard queues
+	// grow with its square (one per ordered pair).
+	shardCountMax = 64
+
+	// queueSlotCount is the capacity of one cross-shard SPSC queue (one per
+	// ordered pair of shards): how many messages a shard may have in
+	// flight to one peer before Send reports ErrQueueFull.
+	queueSlotCount = 1024
+
+	// messagesPerTurnMax bounds the messages a shard takes from one peer's
+	// queue in one loop turn, so that one busy peer cannot starve the
+	// shard's own I/O.
+	messagesPerTurnMax = 256
+
+	// completionsPerTurnMax bounds the completions a shard reaps in one
+	// loop turn.
+	completionsPerTurnMax = 256
+
+	// connectionsPerShardMax bounds the connections one shard owns.
+	connectionsPerShardMax = 4096
+
+	// connectionsHandoffMax bounds the accepted fds shard 0 holds while
+	// every target's queue is full; beyond it shard 0 serves them itself.
+	connectionsHandoffMax = 64
+
+	// acceptBacklog is the listen(2) backlog of the shared listener.
+	acceptBacklog = 1024
+
+	// acceptRetryDelay is how long the accepting shard waits before
+	// re-arming an accept that failed (EMFILE, ENFILE, ENOBUFS).
+	acceptRetryDelay = 10 * time.Millisecond
+
+	// frameBytesMax is the largest frame a connection accepts, header
+	// included; a larger declared size closes the connection.
+	frameBytesMax = 64 << 20
+
+	// frameHeadBytesMax is the most bytes a Handler may need to see before
+	// it can tell a frame's size (Iggy's VSR header is 256 bytes).
+	frameHeadBytesMax = 256
+
+	// inflightRequestsMax bounds the frames of one connection handed to
+	// the Handler whose reply is not yet sent; at the limit the shard
+	// stops reading the connection (TCP backpressure reaches the client).
+	inflightRequestsMax = 64
+
+	// pushQueueLenMax bounds the buffers a connection queues outside any
+	// request (Conn.Send); beyond it Send reports ErrSendQueueFull.
+	pushQueueLenMax = 64
+
+	// sendQueueLenMax bounds the buffers queued for sending on one
+	// connection: every in-flight request's reply plus the pushes, so a
+	// reply never finds the queue full.
+	sendQueueLenMax = inflightRequestsMax + pushQueueLenMax
+
+	// recvBufferBytes is the size of one provided receive buffer (io_uring)
+	// or one receive read (epoll).
+	recvBufferBytes = 64 << 10
+
+	// recvBufferCount is how many receive buffers a shard provides to the
+	// kernel (io_uring buffer ring), or reads per loop turn (epoll). The
+	// measurements in IO-URING-NOTES.md favoured 64 × 64 KiB over larger
+	// rings (cache spill).
+	recvBufferCount = 64
+
+	// pausedInputBytesMax bounds the received bytes a connection keeps
+	// while its reading is paused: what was already in flight when the
+	// pause began, at most every receive buffer of the shard.
+	pausedInputBytesMax = recvBufferCount * recvBufferBytes
+
+	// timersPerShardMax bounds the pending timers of one shard.
+	timersPerShardMax = 4096
+
+	// poolBuffersPerClassMax bounds the free buffers a shard's frame pool
+	// keeps per power-of-two size class.
+	poolBuffersPerClassMax = 64
+
+	// poolClassBytesMin is the smallest pool size class.
+	poolClassBytesMin = 512
+
+	// spinMax bounds Options.Spin: past a millisecond a spin is a busy
+	// loop, not a bridge over a wake-up's latency.
+	spinMax = time.Millisecond
+
+	// spinIdleTurnsMax is how many fruitless spins in a row turn spinning
+	// off until work arrives again.
+	spinIdleTurnsMax = 8
+)
+
+// fileOpsInFlightMax bounds the file ops one shard has in flight.
+const fileOpsInFlightMax = 1024

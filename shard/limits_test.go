@@ -1,0 +1,33 @@
+package shard
+
+import "testing"
+
+// TestLimits asserts the relationships between the named limits, each
+// with the reason it must hold.
+func TestLimits(t *testing.T) {
+	check := func(ok bool, why string) {
+		t.Helper()
+		if !ok {
+			t.Error(why)
+		}
+	}
+	check(queueSlotCount&(queueSlotCount-1) == 0, "queue slots are a power of two: indexes are masked, not divided")
+	check(messagesPerTurnMax <= queueSlotCount, "a turn never takes more messages than a queue holds")
+	check(shardCountMax*shardCountMax*queueSlotCount <= 1<<22, "the queues of all ordered pairs stay within 4M slots")
+	check(shardCountMax <= cpuSetBits, "every shard can be pinned to a CPU a CPUSet names")
+	check(completionsPerTurnMax >= recvBufferCount, "one turn can reap a receive for every provided buffer")
+	check(recvBufferCount&(recvBufferCount-1) == 0, "a provided-buffer ring holds a power of two buffers")
+	check(recvBufferBytes%4096 == 0, "receive buffers are whole pages")
+	check(frameHeadBytesMax < frameBytesMax, "a frame's head fits within the largest frame")
+	check(frameHeadBytesMax >= 256, "the handler may see a whole 256-byte Iggy VSR header")
+	check(sendQueueLenMax == inflightRequestsMax+pushQueueLenMax, "every in-flight reply fits the send queue beside the pushes")
+	check(pausedInputBytesMax >= recvBufferBytes, "a pause can park at least the receive that was in flight")
+	check(pausedInputBytesMax == recvBufferCount*recvBufferBytes, "a pause parks at most what every provided buffer can carry")
+	check(poolClassBytesMin<<(poolClassCount-1) == frameBytesMax, "the pool's largest class is the largest frame")
+	check(poolBuffersPerClassMax >= inflightRequestsMax/2, "a busy connection's frames recycle through the pool")
+	check(connectionsHandoffMax <= queueSlotCount, "held handovers are fewer than one queue's slots")
+	check(spinIdleTurnsMax > 0, "spinning stops only after fruitless spins")
+	check(timersPerShardMax >= connectionsPerShardMax, "a timer per connection (idle timeouts) fits")
+	check(fileOpsInFlightMax >= completionsPerTurnMax, "file ops can keep a turn's completions busy")
+	check(acceptBacklog >= connectionsHandoffMax, "the backlog absorbs a burst while handovers wait")
+}

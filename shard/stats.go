@@ -1,0 +1,36 @@
+package shard
+
+import "sync/atomic"
+
+// Stats are a shard's counters since start. The shard's thread writes
+// them; any thread may read them (Shard.Stats) for metrics and tests.
+type Stats struct {
+	ConnsAdopted uint64 // connections the shard took ownership of
+	ConnsClosed  uint64 // connections it closed
+	FramesIn     uint64 // whole frames handed to the Handler
+	BytesIn      uint64 // bytes received on connections
+	BytesOut     uint64 // bytes sent on connections
+	SendsPartial uint64 // sends that wrote less than asked and were resumed
+	Pauses       uint64 // times a connection stopped reading at its in-flight limit
+	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
+}
+
+// stats is Stats with atomic fields. Only the owning thread writes, so
+// each increment is a load and a store, never a locked read-modify-write.
+type stats struct {
+	connsAdopted, connsClosed, framesIn, bytesIn atomic.Uint64
+	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
+}
+
+func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
+
+// Stats returns a snapshot of the shard's counters; any thread.
+func (sh *Shard) Stats() Stats {
+	s := &sh.stats
+	return Stats{
+		ConnsAdopted: s.connsAdopted.Load(), ConnsClosed: s.connsClosed.Load(),
+		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
+		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(),
+		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
+	}
+}

@@ -1,0 +1,296 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/ring"
+)
+
+// uringBackend is the io_uring Backend: a single-issuer ring with deferred
+// task work (completions run only when the shard enters the kernel, so the
+// loop is never interrupted), multishot accept and multishot recv into a
+// provided-buffer ring, and one batched submit per Wait. Peers wake it with
+// MSG_RING; other threads through an eventfd it keeps a read armed on.
+type uringBackend struct {
+	ring     *ring.Ring
+	features *ring.Features
+	recvRing *ring.BufRing
+	recycle  []uint16 // provided buffers handed out by the last Wait
+	memory   uringMemory
+	ops      map[uint64]*uringOp // in flight, by token
+	opsFree  []*uringOp
+	cqes     []ring.CQE
+	closed   bool
+
+	eventFD     int
+	eventPool   *ring.Pool // one page: the eventfd read's 8 bytes
+	eventBuf    ring.Buf
+	eventArmed  bool
+	multishotOK bool // the kernel keeps a recv armed across receives
+	recvRearms  int  // receives re-armed after the kernel ended them (buffer ring dry)
+}
+
+// uringOp is what the backend remembers of an op until its final CQE: the
+// buffer it lent (to reclaim), a bounce buffer (to free, or copy out of),
+// and for multishot ops what it needs to re-arm.
+type uringOp struct {
+	kind      tokenKind
+	fd        int
+	lent      ring.Buf
+	hasLent   bool
+	bounce    []byte // pooled copy of a caller slice the pools do not own
+	target    []byte // Read into a bounce: where the bytes go
+	cancelled bool
+	timeout   bool
+}
+
+// Internal user_data values: the top byte 0xff is no token kind.
+const (
+	uringInternal    = uint64(0xff) << tokenKindShift
+	uringWakeData    = uringInternal | 1 // MSG_RING posted by a peer
+	uringSentData    = uringInternal | 2 // our own MSG_RING's completion
+	uringCancelData  = uringInternal | 3 // an ASYNC_CANCEL's own completion
+	uringEventFDData = uringInternal | 4 // the eventfd read
+)
+
+// uringAvailable reports whether this process can run the io_uring
+// backend: nil, or an error naming the cause (ring.ErrUnavailable with the
+// kernel's reason, or a missing feature).
+func uringAvailable() error {
+	if err := ring.Available(); err != nil {
+		return err
+	}
+	features, err := ring.Probe()
+	if err != nil {
+		return err
+	}
+	if !features.BufferRings {
+		return errors.New("shard: io_uring lacks provided-buffer rings (Linux 5.19)")
+	}
+	if !features.Supports(ring.OpAsyncCancel) || !features.Supports(ring.OpRecv) || !features.Supports(ring.OpSend) {
+		return errors.New("shard: io_uring lacks RECV, SEND or ASYNC_CANCEL (Linux 5.6)")
+	}
+	return nil
+}
+
+func newURingBackend() (Backend, error) {
+	return newURingBackendSized(recvBufferCount, recvBufferBytes)
+}
+
+// newURingBackendSized opens the backend with a buffer ring of count
+// buffers of bufferBytes (tests shrink it to make it run dry).
+func newURingBackendSized(count, bufferBytes int) (*uringBackend, error) {
+	r, err := ring.New(ring.Options{})
+	if err != nil {
+		return nil, err
+	}
+	b := &uringBackend{ring: r, features: r.Features(), eventFD: -1,
+		ops: make(map[uint64]*uringOp, 256), cqes: make([]ring.CQE, completionsPerTurnMax)}
+	b.multishotOK = b.features.RecvMultishot
+	if err := b.setup(count, bufferBytes); err != nil {
+		_ = b.Close() // the setup error is the one to report
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *uringBackend) setup(count, bufferBytes int) error {
+	var err error
+	if b.recvRing, err = b.ring.NewBufRing(count, bufferBytes); err != nil {
+		return err
+	}
+	// Blocking: io_uring answers a read of a nonblocking fd with EAGAIN.
+	if b.eventFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC); err != nil {
+		return fmt.Errorf("shard: eventfd: %w", err)
+	}
+	if b.eventPool, err = ring.NewPool(1, ring.PageBytes); err != nil {
+		return err
+	}
+	b.eventBuf, _ = b.eventPool.Acquire()
+	b.armEventFD()
+	return nil
+}
+
+func (b *uringBackend) Name() string { return BackendIOURing }
+
+func (b *uringBackend) Alloc(size int) []byte { return b.memory.alloc(size) }
+
+func (b *uringBackend) Free(buf []byte) { b.memory.free(buf) }
+
+// sqe returns a free submission entry, submitting what is queued when the
+// SQ is full.
+func (b *uringBackend) sqe() *ring.SQE {
+	sqe, ok := b.ring.SQE()
+	if !ok {
+		if _, err := b.ring.Submit(); err != nil {
+			invariant.Assert(false, "a full SQ submits")
+		}
+		sqe, ok = b.ring.SQE()
+	}
+	invariant.Assert(ok, "an SQE is free after a submit")
+	return sqe
+}
+
+func (b *uringBackend) track(token uint64, kind tokenKind, fd int) *uringOp {
+	invariant.Assert(b.ops[token] == nil, "one op in flight per token")
+	var op *uringOp
+	if last := len(b.opsFree) - 1; last >= 0 {
+		op = b.opsFree[last]
+		b.opsFree = b.opsFree[:last]
+	} else {
+		op = new(uringOp)
+	}
+	*op = uringOp{kind: kind, fd: fd}
+	b.ops[token] = op
+	return op
+}
+
+func (b *uringBackend) untrack(token uint64, op *uringOp) {
+	delete(b.ops, token)
+	*op = uringOp{}
+	b.opsFree = append(b.opsFree, op)
+}
+
+func (b *uringBackend) Accept(listener int, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenAccept, listener)
+	b.armAccept(listener, token)
+	return nil
+}
+
+func (b *uringBackend) armAccept(listener int, token uint64) {
+	sqe := b.sqe()
+	if b.features.MultishotAccept {
+		sqe.PrepAcceptMultishot(int32(listener), unix.SOCK_CLOEXEC)
+	} else {
+		sqe.PrepAccept(int32(listener), unix.SOCK_CLOEXEC)
+	}
+	sqe.SetUserData(token)
+}
+
+func (b *uringBackend) Recv(fd int, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenRecv, fd)
+	b.armRecv(fd, token)
+	return nil
+}
+
+func (b *uringBackend) armRecv(fd int, token uint64) {
+	sqe := b.sqe()
+	if b.multishotOK {
+		sqe.PrepRecvMultishot(int32(fd), b.recvRing, 0)
+	} else {
+		sqe.PrepRecvSelect(int32(fd), b.recvRing, 0)
+	}
+	sqe.SetUserData(token)
+}
+
+func (b *uringBackend) Send(fd int, data []byte, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	invariant.Assert(len(data) > 0, "send has bytes")
+	op := b.track(token, tokenSend, fd)
+	buf, start, end := b.lendable(op, data, true)
+	sqe := b.sqe()
+	sqe.PrepSend(int32(fd), buf, start, end, unix.MSG_NOSIGNAL)
+	sqe.SetUserData(token)
+	op.lent, op.hasLent = buf, true
+	return nil
+}
+
+// lendable returns the pooled span to lend the kernel for data: data
+// itself when a pool owns it, else a pooled bounce buffer (holding a copy
+// of data when copyIn), which may be shorter than data: sockets and files
+// both report how much of it moved.
+func (b *uringBackend) lendable(op *uringOp, data []byte, copyIn bool) (ring.Buf, int, int) {
+	if buf, start, ok := b.memory.find(data); ok {
+		return buf, start, start + len(data)
+	}
+	op.bounce = b.memory.allocPooled(len(data))
+	buf, start, ok := b.memory.find(op.bounce)
+	invariant.Assert(ok, "a bounce buffer comes from a pool")
+	if copyIn {
+		copy(op.bounce, data)
+	}
+	return buf, start, start + len(op.bounce)
+}
+
+func (b *uringBackend) Read(fd int, buf []byte, position int64, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	op := b.track(token, tokenFile, fd)
+	lent, start, end := b.lendable(op, buf, false)
+	if op.bounce != nil {
+		op.target = buf
+	}
+	sqe := b.sqe()
+	sqe.PrepRead(int32(fd), lent, start, end, uint64(position))
+	sqe.SetUserData(token)
+	op.lent, op.hasLent = lent, true
+	return nil
+}
+
+func (b *uringBackend) Write(fd int, buf []byte, position int64, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	op := b.track(token, tokenFile, fd)
+	lent, start, end := b.lendable(op, buf, true)
+	sqe := b.sqe()
+	sqe.PrepWrite(int32(fd), lent, start, end, uint64(position))
+	sqe.SetUserData(token)
+	op.lent, op.hasLent = lent, true
+	return nil
+}
+
+func (b *uringBackend) Fsync(fd int, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenFile, fd)
+	sqe := b.sqe()
+	sqe.PrepFsync(int32(fd), 0)
+	sqe.SetUserData(token)
+	return nil
+}
+
+func (b *uringBackend) Timeout(d time.Duration, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenTimeout, -1).timeout = true
+	sqe := b.sqe()
+	b.ring.PrepTimeout(sqe, d, 0, 0)
+	sqe.SetUserData(token)
+	return nil
+}
+
+func (b *uringBackend) Cancel(fd int, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	op := b.ops[token]
+	if op == nil || op.cancelled {
+		return nil // already finished, or already being cancelled
+	}
+	op.cancelled = true
+	sqe := b.sqe()
+	if op.timeout {
+		sqe.PrepTimeoutRemove(token)
+	} else {
+		sqe.PrepCancel(token, 0)
+	}
+	sqe.SetUserData(uringCancelData)
+	return nil
+}
