@@ -147,3 +147,9 @@ func TestSharedCacheAcrossPartitions(t *testing.T) {
 		}
 	}
 }
+
+func TestPartitionDirectory(t *testing.T) {
+	if got := engine.PartitionDirectory("/data", 1, 2, 3); got != "/data/streams/1/topics/2/partitions/3" {
+		t.Fatalf("directory %q", got)
+	}
+}
