@@ -200,13 +200,9 @@ func (r *reader) take(op *PollOp, record []byte) bool {
 	}
 	start := max(op.offset, batchBaseOffset(record))
 	countMax := uint32(min(uint64(op.remaining), op.limit-start))
+	// A batch that does not fit whole is sliced to the frames that do, so
+	// a poll always makes progress (PROTOCOL.md §15 #4).
 	out, taken := appendSlice(op.Out, record, start, countMax)
-	if taken == 0 && op.Messages == 0 {
-		// Not even this batch fits: serve the frames that do, so a poll
-		// always makes progress (PROTOCOL.md §15 #4).
-		fitting := fitCount(record, start, cap(op.Out)-len(op.Out))
-		out, taken = appendSlice(op.Out, record, start, min(countMax, fitting))
-	}
 	if taken == 0 {
 		return false
 	}
