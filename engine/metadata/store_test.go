@@ -206,3 +206,27 @@ func TestStoreTornAndCorruptLog(t *testing.T) {
 		t.Fatalf("damaged first record: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestStoreSnapshotDamage: a snapshot is written whole and renamed into
+// place, so a bad one is damage: open refuses it with ErrCorrupt.
+func TestStoreSnapshotDamage(t *testing.T) {
+	storage := memDriver{enginetest.NewMemStorage(4)}
+	s, _ := openStore(t, storage)
+	for index := 0; index < snapshotRecords+10; index++ {
+		execute(t, storage, s, Command{Kind: CreateUser, Name: fmt.Sprintf("user%d", index), Secret: "h"})
+	}
+	want := snapshotBytes(s.State())
+	if s, err := openStore(t, storage); err != nil || !bytes.Equal(snapshotBytes(s.State()), want) {
+		t.Fatalf("reopen from snapshot and log: %v", err)
+	}
+	snapshot, ok := storage.File("/data/metadata/snapshot")
+	if !ok {
+		t.Fatal("no snapshot written")
+	}
+	damaged := append([]byte(nil), snapshot...)
+	damaged[len(damaged)/2] ^= 0x10
+	storage.SetFile("/data/metadata/snapshot", damaged)
+	if _, err := openStore(t, storage); !errors.Is(err, engine.ErrCorrupt) {
+		t.Fatalf("damaged snapshot: %v, want ErrCorrupt", err)
+	}
+}
