@@ -63,6 +63,9 @@ type consumerOffsets struct {
 	loadDone  func(error)
 	// writing is the slot of the write in flight.
 	writing int
+	// failed is set by a failed slot write until one succeeds: dirty slots
+	// then wait for the next store instead of holding Close up.
+	failed bool
 }
 
 type offsetSlot struct {
@@ -278,7 +281,9 @@ func (o *consumerOffsets) encode(slot int) {
 
 func (o *consumerOffsets) writeDone(op *Op) {
 	o.phase = offsetsIdle
+	o.failed = op.Err != nil
 	if op.Err != nil {
+		o.p.logger.Warn("consumer offset write failed", "error", op.Err)
 		if !o.values[o.writing].dirty {
 			o.values[o.writing].dirty = true
 			o.dirty = append(o.dirty, o.writing)
@@ -317,7 +322,7 @@ func (o *consumerOffsets) enqueue(op *OffsetOp) {
 }
 
 func (o *consumerOffsets) busy() bool {
-	return o.phase != offsetsIdle || o.dirtyNext < len(o.dirty) || o.waiting != nil
+	return o.phase != offsetsIdle || o.waiting != nil || o.dirtyNext < len(o.dirty) && !o.failed
 }
 
 func (o *consumerOffsets) failAll(err error) {
