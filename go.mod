@@ -9,6 +9,7 @@ require (
 	github.com/google/flatbuffers v2.0.8+incompatible
 	github.com/pkg/profile v1.7.0
 	github.com/zeebo/xxh3 v1.1.0
+	golang.org/x/crypto v0.49.0
 	golang.org/x/sys v0.50.0
 )
 
