@@ -125,6 +125,10 @@ func (f *front) login(s *session, frame frameRef, request *wire.Request) {
 		return
 	}
 	view := f.server.view.Load()
+	if view == nil { // Metadata is still opening: the login waits for it.
+		f.waitReady(s, frame)
+		return
+	}
 	userID, reason := f.authenticate(view, body)
 	if reason != 0 {
 		f.evict(s, frame, header, reason, 0, 0)
