@@ -274,3 +274,41 @@ func TestHeartbeat(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestIDsLeaveInOrder: concurrent metadata writes each take the
+// next request id, and the ids reach the server strictly increasing
+// (§5.4), whatever the goroutine interleaving.
+func TestRequestIDsLeaveInOrder(t *testing.T) {
+	const calls = 64
+	var mu sync.Mutex
+	last := uint64(0)
+	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
+		header, _ := decodeRequest(t, frame)
+		mu.Lock()
+		defer mu.Unlock()
+		if header.Request <= last {
+			t.Errorf("request id %d after %d", header.Request, last)
+		}
+		last = header.Request
+		return [][]byte{replyFrame(t, frame, nil)}, false
+	})
+	client, err := Dial(testContext(t), testOptions(p.address()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	var wait sync.WaitGroup
+	for range calls {
+		wait.Add(1)
+		go func() {
+			defer wait.Done()
+			if err := client.PurgeStream(testContext(t), stream1); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wait.Wait()
+	if last != calls {
+		t.Fatalf("last request id %d, want %d", last, calls)
+	}
+}

@@ -44,6 +44,10 @@ const (
 	// stateChunkBytesDefault is the chunk a replica serves unless configured.
 	stateChunkBytesDefault = 256 << 10
 
+	// stateChunksPerRequest bounds the chunks one RequestState is answered
+	// with.
+	stateChunksPerRequest = 8
+
 	// stateBytesMax bounds a whole state transfer payload (client table and
 	// application snapshot), which both sides hold in memory.
 	stateBytesMax = 1 << 30

@@ -32,6 +32,9 @@ func TestLimits(t *testing.T) {
 	if stateChunkBytesDefault > stateChunkBytesMax || headerBytes+stateChunkBytesMax > messageBytesMax {
 		t.Fatal("a State chunk must fit in one message")
 	}
+	if stateChunksPerRequest > messagesPerStepMax/2 {
+		t.Fatal("a burst of State chunks must leave room in a batch for other messages")
+	}
 	if messagesPerStepMax < repairPreparesMax+replicaCountMax {
 		t.Fatal("one step must be able to answer a repair burst and broadcast")
 	}

@@ -41,6 +41,9 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 	r.clients.reset(hs.Clients)
 	damaged := r.loadJournal(slots)
 	applied, err := r.appliedChecksum(hs, cfg.AppliedOp)
+	if err != nil && r.count == 1 {
+		return nil, ErrUnrecoverable
+	}
 	if err != nil {
 		// The application lost more than the journal can replay (say, a
 		// snapshot it never installed): recover, and repair or transfer
@@ -82,6 +85,16 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 }
 
 func (r *Replica) openStatus(damaged bool) {
+	if damaged && r.count == 1 {
+		// A lone replica commits an op in the batch that persists it, so a
+		// damaged slot above the durable commit point was never
+		// acknowledged: drop it. (Below it, replay already succeeded.)
+		for _, index := range r.damagedSlots {
+			r.ready.Writes = append(r.ready.Writes, Write{Slot: index})
+		}
+		r.damagedSlots = r.damagedSlots[:0]
+		damaged = false
+	}
 	switch {
 	case damaged:
 		r.startRecovery()

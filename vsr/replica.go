@@ -119,6 +119,10 @@ type Entry struct {
 // Errors for configuration.
 var (
 	ErrConfig = errors.New("vsr: invalid config")
+	// ErrUnrecoverable: a one-replica group's application is behind
+	// committed ops its journal no longer holds, and there is no peer to
+	// fetch them from.
+	ErrUnrecoverable = errors.New("vsr: a lone replica lost committed ops")
 )
 
 // dvcVote is one DoViewChange as the new primary records it.

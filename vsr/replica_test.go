@@ -424,3 +424,33 @@ func BenchmarkSteadyPath(b *testing.B) {
 		primary.Step(ok2)
 	}
 }
+
+// TestLoneReplicaDropsTornTail: a one-replica group commits in the batch
+// that persists, so a torn slot above the durable commit point was never
+// acknowledged; Open drops it and serves again at once.
+func TestLoneReplicaDropsTornTail(t *testing.T) {
+	c := newTestCluster(t, 1, 0)
+	c.request(0, 5, 1, "x")
+	c.request(0, 5, 2, "y")
+	c.slots[0][3] = append(EncodeRequest(nil, 9, 0, 5, 3, 0, []byte("half")), 0xff)[:100]
+	cfg := testConfig(1, 0, 0)
+	cfg.AppliedOp = c.hard[0].Commit
+	r, err := Open(cfg, c.hard[0], c.slots[0])
+	if err != nil || r.Status() != StatusNormal || r.Op() != 2 {
+		t.Fatalf("open: %v %s", err, r.Summary())
+	}
+	first := r.Tick()
+	if len(first.Writes) != 1 || first.Writes[0].Slot != 3 || len(first.Writes[0].Message) != 0 {
+		t.Fatalf("torn slot not erased: %+v", first.Writes)
+	}
+	c.replicas[0] = r
+	c.request(0, 5, 3, "z")
+	if r.CommitMin() != 3 {
+		t.Fatalf("lone replica did not serve after restart: %s", r.Summary())
+	}
+	c.slots[0][2] = nil
+	cfg.AppliedOp = 1
+	if _, err := Open(cfg, c.hard[0], c.slots[0]); err != ErrUnrecoverable {
+		t.Fatalf("err = %v, want ErrUnrecoverable", err)
+	}
+}

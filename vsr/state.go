@@ -31,8 +31,10 @@ type stateFetched struct {
 }
 
 // stateStallsMax is how many repair rounds a transfer may go without a
-// chunk before it starts over, possibly from another peer.
-const stateStallsMax = 4
+// chunk before it starts over, possibly from another peer. It must outlast
+// a slow round trip many times over: restarting too early on a slow
+// network means no transfer ever finishes.
+const stateStallsMax = 64
 
 // requestState asks for the next chunk of the transfer under way, or for a
 // fresh snapshot from peer. Repair calls it each round: a transfer that
@@ -77,20 +79,28 @@ func (r *Replica) onRequestState(h *Header) {
 	if offset > uint64(len(served.payload)) {
 		return
 	}
-	end := min(uint64(len(served.payload)), offset+uint64(r.cfg.StateChunkBytes))
-	state := r.header(CommandState)
-	state.Op = served.op
-	state.Context = served.checksum
-	state.Commit = r.commitMax
-	state.Parent = served.sum
-	state.Nonce = offset
-	state.Request = uint64(len(served.payload))
-	size := headerBytes + int(end-offset)
-	if cap(r.stateBuf) < size {
-		r.stateBuf = make([]byte, size)
+	// A burst of consecutive chunks per request keeps a slow round trip
+	// from setting the pace of the whole transfer.
+	burst := headerBytes + r.cfg.StateChunkBytes
+	if len(r.stateBuf) < stateChunksPerRequest*burst {
+		r.stateBuf = make([]byte, stateChunksPerRequest*burst)
 	}
-	message := encodeMessage(r.stateBuf[:size], &state, served.payload[offset:end])
-	r.sendMessage(h.Replica, message)
+	for i := 0; i < stateChunksPerRequest; i++ {
+		end := min(uint64(len(served.payload)), offset+uint64(r.cfg.StateChunkBytes))
+		state := r.header(CommandState)
+		state.Op = served.op
+		state.Context = served.checksum
+		state.Commit = r.commitMax
+		state.Parent = served.sum
+		state.Nonce = offset
+		state.Request = uint64(len(served.payload))
+		buf := r.stateBuf[i*burst : i*burst+headerBytes+int(end-offset)]
+		r.sendMessage(h.Replica, encodeMessage(buf, &state, served.payload[offset:end]))
+		if end == uint64(len(served.payload)) {
+			return
+		}
+		offset = end
+	}
 }
 
 // takeSnapshot captures the payload as of the commit point the caller has
@@ -125,7 +135,9 @@ func (r *Replica) onState(h *Header, message []byte) {
 	fetch.payload = append(fetch.payload, chunk...)
 	fetch.stalls = 0
 	if uint64(len(fetch.payload)) < fetch.total {
-		r.sendRequestState(fetch.peer)
+		if (len(fetch.payload)/r.cfg.StateChunkBytes)%stateChunksPerRequest == 0 {
+			r.sendRequestState(fetch.peer) // the burst is in: ask for the next
+		}
 		return
 	}
 	fetch.active = false

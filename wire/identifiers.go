@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/whippetio/whippet/internal/invariant"
 )
 
 // IdentifierKind is the first byte of an identifier (§1.2).
@@ -225,6 +227,7 @@ func (p Partitioning) EncodedSize() int {
 // partitions (§1.5); next is the round-robin cursor for Balanced, advanced
 // by the caller. partitionCount must be positive.
 func (p Partitioning) Select(partitionCount uint32, next uint32) uint32 {
+	invariant.Assert(partitionCount > 0, "wire: selecting a partition of a topic without partitions")
 	switch p.Kind {
 	case PartitioningPartitionID:
 		return p.PartitionID
