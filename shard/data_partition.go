@@ -16,9 +16,10 @@ type dataPartition struct {
 	state  dataPartitionState
 	err    error // why it failed to open
 
-	parked    []*DataOp // ops waiting, oldest at parkedHead
+	parked    []*DataOp // ops waiting, oldest at parkHead
 	parkHead  int
 	scheduled bool // on the owner's retry list
+	unparking bool // unpark is running (a completion may re-enter it)
 
 	waiters   []*dataFan // Create shares waiting for the open
 	deleters  []*dataFan // Delete shares waiting for the open to finish
@@ -200,6 +201,11 @@ func (ds *DataShard) unparkAll() {
 // unpark starts parked ops oldest first until one finds the partition
 // busy again; then the partition goes back on the retry list.
 func (ds *DataShard) unpark(p *dataPartition) {
+	if p.unparking {
+		return // the running unpark sees the new state on its next op
+	}
+	p.unparking = true
+	defer func() { p.unparking = false }()
 	for p.parkedCount() > 0 {
 		op := p.parked[p.parkHead]
 		if p.state != partitionOpen {
@@ -285,6 +291,7 @@ func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error)
 		ds.startDelete(p)
 		return
 	}
+	ds.startPurge(p) // purges that came while it opened
 	ds.unpark(p)
 }
 

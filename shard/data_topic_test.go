@@ -87,7 +87,8 @@ func checkOriginOrder(t *testing.T, result dataResult, shards, perOrigin int) {
 	}
 }
 
-// TestDataTopicOps: topic stats and shard totals, delete (ops then fail
+// TestDataTopicOps: topic stats and shard totals, purge (messages and
+// stored offsets gone, offsets restart at 0), delete (ops then fail
 // with ErrPartitionNotFound), create again (empty), and a delete and a
 // create of the same partitions started in one turn (the create waits for
 // the delete).
@@ -130,6 +131,27 @@ func TestDataTopicOps(t *testing.T) {
 		}
 		if all.Err != nil || partitions != 6 || messages != 3*(0+1+2+3+4+5) {
 			t.Fatalf("totals: %+v", all)
+		}
+		consumer := engine.Consumer{Kind: engine.ConsumerSingle, ID: 9}
+		last := PartitionKey{Stream: 4, Topic: 4, Partition: 5}
+		if result := h.offsetOp(0, last, consumer, 4, (*DataShard).StoreOffset); result.Err != nil {
+			t.Fatal(result.Err)
+		}
+		h.topicOp(shards-1, topic, 6, (*DataShard).Purge)
+		purged := h.call(0, func(ds *DataShard, op *DataOp) {
+			op.Key, op.PartitionCount, op.Stats = topic, 6, make([]PartitionStats, 6)
+			ds.TopicStats(op)
+		})
+		for partition, stat := range purged.Stats {
+			if stat.Err != nil || stat.MessagesCount != 0 {
+				t.Fatalf("partition %d after purge: %+v", partition, stat)
+			}
+		}
+		if got := h.offsetOp(0, last, consumer, 0, (*DataShard).GetOffset); got.Err != nil || got.Found {
+			t.Fatalf("stored offset after purge: %+v", got)
+		}
+		if result := h.appendAt(1%shards, last, 0, 1, 0); result.Err != nil || result.BaseOffset != 0 {
+			t.Fatalf("append after purge: base %d, %v", result.BaseOffset, result.Err)
 		}
 		h.topicOp(0, topic, 6, (*DataShard).Delete)
 		key := topic
