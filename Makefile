@@ -60,7 +60,8 @@ bench-e2e: ## the lab's workloads (p1 p2 c1 pc1 e2e1) on a local server, one tab
 	$(GO) build -o $(BIN)/ ./cmd/whippet-server ./cmd/whippet-bench
 	./$(BIN)/whippet-bench suite --repeats $(REPEATS) $(BENCH_ARGS)
 
-generate: ## rebuild generated code (flatbuffers)
+generate: ## rebuild generated code (flatbuffers; needs flatc 2.0.8 from Debian's flatbuffers-compiler)
+	@command -v flatc >/dev/null || { echo "flatc not found: apt-get install flatbuffers-compiler" >&2; exit 1; }
 	$(GO) generate $(PKGS)
 
 check: lint test race ## the pre-push gate, identical to CI plus race

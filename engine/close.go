@@ -12,7 +12,9 @@ type closer struct {
 
 // Close waits for the writes, reads and maintenance in flight, syncs the
 // active segment (so a clean shutdown loses nothing under any
-// durability), closes every file and calls done once.
+// durability), closes every file and calls done once. Under
+// DurabilityMemory a write stalled by a full disk holds Close until a Tick
+// writes it: those batches were acknowledged.
 func (p *Partition) Close(done func(error)) {
 	if p.state == stateClosing || p.state == stateClosed {
 		done(ErrClosed)

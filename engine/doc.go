@@ -81,8 +81,9 @@
 //	|  u8  |  0 x 3   |       |  u64     |  0 x 8    | bytes 0..24|
 //	+------+----------+-------+----------+-----------+------------+
 //
-// kind 0 is a free slot; a slot whose checksum fails was torn and is
-// ignored (the consumer may see redelivery, never a skip).
+// kind 1 is a consumer, 2 a consumer group, 0xff the purge generation
+// the last Purge recorded, 0 a free slot; a slot whose checksum fails was
+// torn and is ignored (the consumer may see redelivery, never a skip).
 //
 // # Write path
 //
@@ -114,8 +115,18 @@
 //     last entry's position, or anywhere in a sealed segment, is
 //     corruption (ErrCorrupt, the partition refuses to open); damage after
 //     it is a torn tail, truncated and logged with bytes and offsets.
-//  5. A buffer handed to Storage is not touched until its completion: the
-//     in-flight write buffer is never appended to; the pending one is.
+//     Entries are at least indexIntervalBytes apart, so the witness trails
+//     the true durable end by less than that plus one write group; under
+//     written and memory durability every tail damage of the active
+//     segment is treated as torn.
+//  9. Bytes past a failed write are cut off before the next write, so an
+//     append that was refused never reappears at recovery; a file created
+//     by the engine (segment, offsets, metadata log) has its directory
+//     entry synced before anything written to it is acknowledged.
+//  5. A buffer handed to Storage is not written by the engine until its
+//     completion: the in-flight write buffer is never appended to (polls
+//     may read it); the pending one is. A disk read trusts only bytes below
+//     the segment size at the moment it was issued.
 //  6. A failed fdatasync is fatal (FatalError): never retried, every later
 //     op fails, shard stops the process with its own exit code.
 //  7. Retention and DeleteSegments never remove the active segment, nor a

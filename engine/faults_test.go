@@ -252,3 +252,22 @@ func TestSyncMakesWrittenDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestOffsetWriteErrorDoesNotBlockClose: a failed consumer-offset write
+// fails the store, and Close still completes.
+func TestOffsetWriteErrorDoesNotBlockClose(t *testing.T) {
+	mem := enginetest.NewMemStorage(13)
+	storage := memBackend{mem}
+	p, _ := filled(t, storage, testOptions(), 3)
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite && len(op.Buffer) == 32 {
+			return syscall.EIO
+		}
+		return nil
+	}
+	err := storeOffset(t, storage, p, engine.Consumer{Kind: engine.ConsumerSingle, ID: 1}, 1)
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("store with a failing write: %v", err)
+	}
+	closePartition(t, storage, p)
+}

@@ -95,6 +95,7 @@ func (p *Partition) syncDone(op *Op) {
 // then acknowledgements (after the state is consistent, because a Done
 // callback may append again).
 func (p *Partition) flushDone() {
+	defer p.checkInvariants()
 	buffer := p.inflight
 	target := buffer.segment
 	first := &buffer.batches[0]
@@ -163,6 +164,7 @@ func (p *Partition) writeFailed(err error) {
 
 // Tick retries a stalled write; the shard calls it periodically.
 func (p *Partition) Tick() {
+	defer p.checkInvariants()
 	if p.flushPhase == flushStalled && p.fatal == nil {
 		if p.inflight != nil {
 			p.submitWrite()

@@ -67,16 +67,6 @@ func frameID(frame []byte) (low, high uint64) {
 	return binary.LittleEndian.Uint64(frame[8:]), binary.LittleEndian.Uint64(frame[16:])
 }
 
-// FormatError says why a batch record is invalid and where.
-type FormatError struct {
-	Position int64 // byte position of the record in its file, or -1
-	Reason   string
-}
-
-func (e *FormatError) Error() string {
-	return "engine: invalid batch at position " + strconv.FormatInt(e.Position, 10) + ": " + e.Reason
-}
-
 // invalidBatch checks a stored record end to end: the layout the engine
 // relies on (offset deltas 0..count-1, see invalidLayout), then wire's
 // verification of reserved bytes, every frame checksum and the batch
@@ -92,39 +82,18 @@ func invalidBatch(record []byte) string {
 }
 
 // appendSlice appends to out the part of record holding offsets
-// [offsetFirst, offsetFirst+countMax), as a sliced record when it is not
-// the whole batch (PROTOCOL.md §8.5, wire.SliceBatch). It returns out and
-// the messages appended; it appends nothing when out lacks capacity.
+// [offsetFirst, offsetFirst+countMax) that fits in out's spare capacity,
+// as a sliced record when it is not the whole batch (PROTOCOL.md §8.5 and
+// §15 #4, wire.SliceBatchWithin). It returns out and the messages
+// appended; it appends nothing when not even one frame fits.
 func appendSlice(out, record []byte, offsetFirst uint64, countMax uint32) ([]byte, uint32) {
-	slice, ok := wire.SliceBatch(record, offsetFirst, countMax)
+	slice, ok := wire.SliceBatchWithin(record, offsetFirst, countMax, cap(out)-len(out))
 	if !ok || cap(out)-len(out) < slice.Bytes() {
 		return out, 0
 	}
 	out = append(out, slice.Header[:]...)
 	out = append(out, slice.Frames...)
 	return out, slice.MessageCount
-}
-
-// fitCount returns how many frames from offset start on fit, with the
-// batch header, in capacity bytes.
-func fitCount(record []byte, start uint64, capacity int) uint32 {
-	used := batchHeaderBytes
-	count := uint32(0)
-	base := batchBaseOffset(record)
-	for position := batchHeaderBytes; position < len(record); {
-		frame := record[position:]
-		length := frameLength(frame)
-		position += length
-		if base+uint64(frameOffsetDelta(frame)) < start {
-			continue
-		}
-		if used+length > capacity {
-			break
-		}
-		used += length
-		count++
-	}
-	return count
 }
 
 // Index entries (.index, 24 bytes each, little-endian).

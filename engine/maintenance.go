@@ -17,7 +17,10 @@ type MaintenanceOp struct {
 	// SegmentCount is how many of the oldest sealed segments
 	// DeleteSegments removes.
 	SegmentCount int
-	Done         func(*MaintenanceOp)
+	// PurgeGeneration is recorded by Purge once it completed (see
+	// Partition.PurgeGeneration).
+	PurgeGeneration uint64
+	Done            func(*MaintenanceOp)
 
 	SegmentsDeleted int
 	BytesDeleted    int64
@@ -62,11 +65,14 @@ type maintenance struct {
 	victims []*segment
 	op      Op
 	step    int
+	// cleared waits for a purge's offset deletions to be durable.
+	cleared OffsetOp
 }
 
 func (m *maintenance) init(p *Partition) {
 	m.p = p
 	m.op.Callback = m.stepDone
+	m.cleared.Done = m.offsetsCleared
 }
 
 func (m *maintenance) busy() bool { return m.current != nil }
@@ -203,7 +209,18 @@ func (m *maintenance) purged(err error) {
 	p.pending.reset(p.active(), 0, nil)
 	p.dedup.reset()
 	p.offsets.clear()
-	m.finish(nil)
+	if err := p.offsets.set(purgeSlot, m.current.PurgeGeneration, true); err != nil {
+		m.finish(err)
+		return
+	}
+	p.offsets.enqueue(&m.cleared)
+	p.offsets.kick()
+}
+
+// offsetsCleared finishes a purge once the cleared offsets are stored, so
+// a crash after the acknowledgement cannot bring them back.
+func (m *maintenance) offsetsCleared(op *OffsetOp) {
+	m.finish(op.Err)
 }
 
 func (m *maintenance) finish(err error) {

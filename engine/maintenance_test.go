@@ -99,7 +99,10 @@ func TestDeleteSegmentsAndPurge(t *testing.T) {
 	if err := storeOffset(t, storage, p, consumer, 5); err != nil {
 		t.Fatal(err)
 	}
-	maintain(t, storage, p.Purge, &engine.MaintenanceOp{})
+	maintain(t, storage, p.Purge, &engine.MaintenanceOp{PurgeGeneration: 3})
+	if p.PurgeGeneration() != 3 {
+		t.Fatalf("purge generation %d, want 3", p.PurgeGeneration())
+	}
 	if p.SegmentCount() != 1 || p.OffsetNext() != 0 || p.OffsetFirst() != 0 {
 		t.Fatalf("after purge: %d segments, next %d", p.SegmentCount(), p.OffsetNext())
 	}
@@ -119,6 +122,9 @@ func TestDeleteSegmentsAndPurge(t *testing.T) {
 	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 10}), messages, 0)
 	if _, ok := p.StoredOffset(consumer); ok {
 		t.Fatal("purged consumer offset came back")
+	}
+	if p.PurgeGeneration() != 3 {
+		t.Fatalf("purge generation after reopen %d, want 3", p.PurgeGeneration())
 	}
 }
 

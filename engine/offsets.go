@@ -15,7 +15,12 @@ type ConsumerKind uint8
 const (
 	ConsumerSingle ConsumerKind = 1
 	ConsumerGroup  ConsumerKind = 2
+	// purgeKind keys the slot holding the applied purge generation; it is
+	// not a consumer and never a retention barrier.
+	purgeKind ConsumerKind = 0xff
 )
+
+var purgeSlot = Consumer{Kind: purgeKind}
 
 // Consumer keys a stored offset: a consumer's numeric id (or the XXH32 of
 // its name, computed by the caller) or a consumer group's id.
@@ -58,6 +63,9 @@ type consumerOffsets struct {
 	loadDone  func(error)
 	// writing is the slot of the write in flight.
 	writing int
+	// failed is set by a failed slot write until one succeeds: dirty slots
+	// then wait for the next store instead of holding Close up.
+	failed bool
 }
 
 type offsetSlot struct {
@@ -218,7 +226,7 @@ func (o *consumerOffsets) barrier() (uint64, bool) {
 	least, found := uint64(0), false
 	for index := range o.values {
 		value := &o.values[index]
-		if value.present && (!found || value.offset < least) {
+		if value.present && value.consumer.Kind != purgeKind && (!found || value.offset < least) {
 			least, found = value.offset, true
 		}
 	}
@@ -273,7 +281,9 @@ func (o *consumerOffsets) encode(slot int) {
 
 func (o *consumerOffsets) writeDone(op *Op) {
 	o.phase = offsetsIdle
+	o.failed = op.Err != nil
 	if op.Err != nil {
+		o.p.logger.Warn("consumer offset write failed", "error", op.Err)
 		if !o.values[o.writing].dirty {
 			o.values[o.writing].dirty = true
 			o.dirty = append(o.dirty, o.writing)
@@ -312,7 +322,7 @@ func (o *consumerOffsets) enqueue(op *OffsetOp) {
 }
 
 func (o *consumerOffsets) busy() bool {
-	return o.phase != offsetsIdle || o.dirtyNext < len(o.dirty) || o.waiting != nil
+	return o.phase != offsetsIdle || o.waiting != nil || o.dirtyNext < len(o.dirty) && !o.failed
 }
 
 func (o *consumerOffsets) failAll(err error) {
@@ -329,11 +339,19 @@ func (o *consumerOffsets) failAll(err error) {
 // clear deletes every stored offset (purge).
 func (o *consumerOffsets) clear() {
 	for index := range o.values {
-		if o.values[index].present {
+		if o.values[index].present && o.values[index].consumer.Kind != purgeKind {
 			_ = o.set(o.values[index].consumer, 0, false) // a present slot always deletes
 		}
 	}
 	o.kick()
+}
+
+// PurgeGeneration is the purge generation the last completed Purge
+// recorded (0 before any): shard re-runs a purge the metadata holds with
+// a higher generation, e.g. after a crash in the middle of one.
+func (p *Partition) PurgeGeneration() uint64 {
+	generation, _ := p.offsets.get(purgeSlot)
+	return generation
 }
 
 // StoreOffset stores op.Offset for op.Consumer. On nil, op.Done runs once
@@ -344,7 +362,7 @@ func (p *Partition) StoreOffset(op *OffsetOp) error {
 	if p.fatal != nil {
 		return p.fatal
 	}
-	if p.offsetVisible == 0 || op.Offset > p.CurrentOffset() {
+	if op.Consumer.Kind == purgeKind || p.offsetVisible == 0 || op.Offset > p.CurrentOffset() {
 		return ErrInvalidOffset
 	}
 	if err := p.offsets.set(op.Consumer, op.Offset, true); err != nil {

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"strconv"
 )
 
 // Durability says when an append is acknowledged; a topic chooses it at
@@ -119,4 +121,12 @@ func (o *PartitionOptions) Validate() error {
 		return fmt.Errorf("%w: dedup count %d", ErrInvalidOptions, o.DedupCount)
 	}
 	return nil
+}
+
+// PartitionDirectory is where a partition lives under the data root, as
+// in Iggy: {root}/streams/{stream}/topics/{topic}/partitions/{partition}.
+func PartitionDirectory(root string, streamID, topicID, partitionID uint32) string {
+	return filepath.Join(root, "streams", strconv.FormatUint(uint64(streamID), 10),
+		"topics", strconv.FormatUint(uint64(topicID), 10),
+		"partitions", strconv.FormatUint(uint64(partitionID), 10))
 }

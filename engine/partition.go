@@ -133,6 +133,7 @@ func (p *Partition) Append(op *AppendOp) error {
 	if err := p.appendAllowed(); err != nil {
 		return err
 	}
+	defer p.checkInvariants()
 	record := op.Batch
 	if reason := invalidLayout(record); reason != "" {
 		return fmt.Errorf("%w: %s", ErrInvalidBatch, reason)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
@@ -87,4 +88,68 @@ func TestPollSlicesToFitOut(t *testing.T) {
 	op := &engine.PollOp{Strategy: engine.PollOffset, Value: 2, Count: 10, Out: make([]byte, 0, 256+3*1048+500)}
 	got := poll(t, storage, p, op)
 	compareMessages(t, got, messages[2:5], 2)
+}
+
+// TestGroupCommit: appends that arrive while a write and its fdatasync
+// are in flight go out together in the next write, and none is
+// acknowledged before the fdatasync that covers it.
+func TestGroupCommit(t *testing.T) {
+	mem := enginetest.NewMemStorage(4)
+	storage := memBackend{mem}
+	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/g/p", SegmentBytes: 1 << 20, Logger: quiet})
+	syncsBefore := mem.Syncs
+	acked := 0
+	for index := 0; index < 10; index++ {
+		op := &engine.AppendOp{Batch: enginetest.Batch(1, enginetest.Message{Payload: []byte("group")}), Timestamp: 1}
+		op.Done = func(*engine.AppendOp) { acked++ }
+		if err := p.Append(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if acked != 0 {
+		t.Fatalf("%d appends acknowledged before any fdatasync", acked)
+	}
+	storage.drain()
+	logWrites, syncs := mem.Writes["/g/p/00000000000000000000.log"], mem.Syncs-syncsBefore
+	if acked != 10 || logWrites != 2 || syncs != 2 {
+		t.Fatalf("acknowledged %d, log writes %d, syncs %d; want 10 in two groups", acked, logWrites, syncs)
+	}
+}
+
+// TestSharedCacheAcrossPartitions: two partitions share one small cache;
+// eviction by one never serves the other's bytes, and evicted batches are
+// read from disk.
+func TestSharedCacheAcrossPartitions(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(5)}
+	cache := engine.NewCache(256 << 10)
+	var partitions [2]*engine.Partition
+	var models [2][]enginetest.Message
+	for index := range partitions {
+		options := engine.PartitionOptions{
+			Directory: fmt.Sprintf("/c/p%d", index), PartitionID: uint32(index), SegmentBytes: 1 << 20,
+			Cache: cache, Logger: quiet, ReadBytes: 16 << 10,
+		}
+		partitions[index] = mustOpen(t, storage, options)
+	}
+	random := newRandom(6)
+	serial := uint64(0)
+	for batch := 0; batch < 300; batch++ {
+		index := random.IntN(2)
+		messages := randomMessages(random, &serial, 1+random.IntN(3), 3000)
+		if _, err := appendBatch(t, storage, partitions[index], enginetest.Batch(1, messages...), uint64(1+batch)); err != nil {
+			t.Fatal(err)
+		}
+		models[index] = append(models[index], messages...)
+		if batch%50 == 49 {
+			for which := range partitions {
+				checkAll(t, storage, partitions[which], models[which])
+			}
+		}
+	}
+}
+
+func TestPartitionDirectory(t *testing.T) {
+	if got := engine.PartitionDirectory("/data", 1, 2, 3); got != "/data/streams/1/topics/2/partitions/3" {
+		t.Fatalf("directory %q", got)
+	}
 }

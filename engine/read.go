@@ -135,6 +135,9 @@ type reader struct {
 	walkPosition int64
 	walkOffset   uint64
 	readPosition int64
+	// readLimit is the segment's written size when the read was issued:
+	// bytes past it may be older than the write that completed since.
+	readLimit int64
 }
 
 func (r *reader) init(p *Partition) {
@@ -197,13 +200,9 @@ func (r *reader) take(op *PollOp, record []byte) bool {
 	}
 	start := max(op.offset, batchBaseOffset(record))
 	countMax := uint32(min(uint64(op.remaining), op.limit-start))
+	// A batch that does not fit whole is sliced to the frames that do, so
+	// a poll always makes progress (PROTOCOL.md §15 #4).
 	out, taken := appendSlice(op.Out, record, start, countMax)
-	if taken == 0 && op.Messages == 0 {
-		// Not even this batch fits: serve the frames that do, so a poll
-		// always makes progress (PROTOCOL.md §15 #4).
-		fitting := fitCount(record, start, cap(op.Out)-len(op.Out))
-		out, taken = appendSlice(op.Out, record, start, min(countMax, fitting))
-	}
 	if taken == 0 {
 		return false
 	}
@@ -241,7 +240,8 @@ func (r *reader) startRead(op *PollOp, target *segment) {
 	r.walkPosition = position
 	r.walkOffset = op.offset
 	r.readPosition = alignDown(position)
-	length := min(int64(len(r.buffer)), alignUp(target.sizeBytes)-r.readPosition)
+	r.readLimit = target.sizeBytes
+	length := min(int64(len(r.buffer)), alignUp(r.readLimit)-r.readPosition)
 	invariant.Assert(length > 0, "a read covers written bytes")
 	r.op.Code = OpRead
 	r.op.File = target.logFile
@@ -272,12 +272,13 @@ func (r *reader) readDone(op *Op) {
 // walk serves records from the read buffer; it returns true when poll is
 // complete (Out full, count reached).
 func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
-	target := r.segment
-	available := min(readBytes, target.sizeBytes-r.readPosition)
+	available := min(readBytes, r.readLimit-r.readPosition)
 	at := r.walkPosition - r.readPosition
 	for at+batchHeaderBytes <= available {
 		length := int64(batchLength(r.buffer[at:]))
-		if length < batchHeaderBytes+frameHeaderBytes || r.readPosition+at+length > target.sizeBytes {
+		// Records are written whole, so one whose header lies below the
+		// size at issue ends below it too.
+		if length < batchHeaderBytes+frameHeaderBytes || r.readPosition+at+length > r.readLimit {
 			return true, r.corrupt(at, "batch_length out of range")
 		}
 		if at+length > available {

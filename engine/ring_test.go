@@ -25,6 +25,7 @@ type ringBackend struct {
 	inflight map[uint64]ringOp
 	nextTag  uint64
 	reaped   []ring.CQE
+	timeouts int
 }
 
 type ringOp struct {
@@ -128,6 +129,8 @@ func (b *ringBackend) drain() {
 		}
 		if _, err := b.ring.SubmitAndWait(1, 50*time.Millisecond); err != nil && !errors.Is(err, ring.ErrTimeout) {
 			b.t.Fatal(err)
+		} else if err != nil {
+			b.timeouts++
 		}
 		count := b.ring.ReapInto(b.reaped)
 		for _, cqe := range b.reaped[:count] {

@@ -4,7 +4,6 @@
 package enginetest
 
 import (
-	"errors"
 	"math/rand/v2"
 	"path"
 	"sort"
@@ -30,8 +29,10 @@ type MemStorage struct {
 	// Inject, when set, may fail an op as it completes: a non-nil error is
 	// reported and the op has no effect.
 	Inject func(op *engine.Op) error
-	// Syncs counts completed file syncs.
-	Syncs int
+	// Syncs counts completed file syncs; Writes counts completed writes
+	// per path.
+	Syncs  int
+	Writes map[string]int
 }
 
 type memFile struct {
@@ -61,6 +62,7 @@ func NewMemStorage(seed uint64) *MemStorage {
 		files:   make(map[string]*memFile),
 		durable: make(map[string]*memFile),
 		handles: make(map[engine.File]handle),
+		Writes:  make(map[string]int),
 		next:    3,
 	}
 }
@@ -194,6 +196,7 @@ func (s *MemStorage) write(op *engine.Op) {
 	if err != nil {
 		return
 	}
+	s.Writes[h.path]++
 	h.file.apply(change{position: op.Position, data: op.Buffer})
 	h.file.changes = append(h.file.changes, change{position: op.Position, data: append([]byte(nil), op.Buffer...)})
 	op.Result = int64(len(op.Buffer))
@@ -335,6 +338,3 @@ func (s *MemStorage) Remove(name string) {
 	delete(s.files, name)
 	delete(s.durable, name)
 }
-
-// ErrInjected is the error the helpers below inject.
-var ErrInjected = errors.New("enginetest: injected error")

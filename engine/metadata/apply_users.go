@@ -196,3 +196,26 @@ func applyDeleteGroup(s *State, c *Command) Result {
 	topic.Groups[c.GroupID] = nil
 	return Result{StreamID: c.StreamID, TopicID: c.TopicID, GroupID: c.GroupID}
 }
+
+// ExpiredToken names a personal access token past its expiry.
+type ExpiredToken struct {
+	UserID uint32
+	Name   string
+}
+
+// ExpiredTokens lists the tokens whose expiry is at or before nowMicros,
+// in user id order, for the cleaner to delete.
+func (s *State) ExpiredTokens(nowMicros uint64) []ExpiredToken {
+	var expired []ExpiredToken
+	for _, user := range s.Users {
+		if user == nil {
+			continue
+		}
+		for _, token := range user.Tokens {
+			if token.ExpiryAt != 0 && token.ExpiryAt <= nowMicros {
+				expired = append(expired, ExpiredToken{UserID: user.ID, Name: token.Name})
+			}
+		}
+	}
+	return expired
+}

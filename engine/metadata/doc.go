@@ -3,6 +3,10 @@
 // tokens (State), persisted by Store as a log of flatbuffers records plus
 // periodic snapshots, replayed at open.
 //
+// Membership (not logged: sessions end with the process) tracks which
+// session is a member of which group and which partitions it may poll,
+// with Iggy's cooperative rebalance on join and eager one on leave.
+//
 // It imports engine (Storage, errors) and internal/ only.
 //
 // # Files

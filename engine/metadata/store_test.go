@@ -116,6 +116,13 @@ func TestIDsAndValidation(t *testing.T) {
 	if user, token := s.State().TokenByHash("tokenhash"); user == nil || token.Name != "pat" {
 		t.Fatal("token not found by hash")
 	}
+	execute(t, storage, s, Command{Kind: CreatePersonalAccessToken, UserID: 0, Name: "short", Secret: "h2", ExpiryAt: 100})
+	if expired := s.State().ExpiredTokens(100); len(expired) != 1 || expired[0].Name != "short" {
+		t.Fatalf("expired tokens %v", expired)
+	}
+	if expired := s.State().ExpiredTokens(99); len(expired) != 0 {
+		t.Fatalf("tokens expired early: %v", expired)
+	}
 }
 
 // randomCommand draws a command over a small id and name space, so that
@@ -197,5 +204,29 @@ func TestStoreTornAndCorruptLog(t *testing.T) {
 	storage.SetFile("/data/metadata/log", damaged)
 	if _, err := openStore(t, storage); !errors.Is(err, engine.ErrCorrupt) {
 		t.Fatalf("damaged first record: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestStoreSnapshotDamage: a snapshot is written whole and renamed into
+// place, so a bad one is damage: open refuses it with ErrCorrupt.
+func TestStoreSnapshotDamage(t *testing.T) {
+	storage := memDriver{enginetest.NewMemStorage(4)}
+	s, _ := openStore(t, storage)
+	for index := 0; index < snapshotRecords+10; index++ {
+		execute(t, storage, s, Command{Kind: CreateUser, Name: fmt.Sprintf("user%d", index), Secret: "h"})
+	}
+	want := snapshotBytes(s.State())
+	if s, err := openStore(t, storage); err != nil || !bytes.Equal(snapshotBytes(s.State()), want) {
+		t.Fatalf("reopen from snapshot and log: %v", err)
+	}
+	snapshot, ok := storage.File("/data/metadata/snapshot")
+	if !ok {
+		t.Fatal("no snapshot written")
+	}
+	damaged := append([]byte(nil), snapshot...)
+	damaged[len(damaged)/2] ^= 0x10
+	storage.SetFile("/data/metadata/snapshot", damaged)
+	if _, err := openStore(t, storage); !errors.Is(err, engine.ErrCorrupt) {
+		t.Fatalf("damaged snapshot: %v, want ErrCorrupt", err)
 	}
 }
