@@ -107,6 +107,8 @@ func (f *front) evict(s *session, frame frameRef, header *wire.RequestHeader, re
 	}
 	buf := f.shard.Buffer(wire.HeaderBytes)
 	eviction.Encode(buf)
+	f.server.options.Logger.Debug("evicting a client", "address", s.address, "reason", int(reason),
+		"operation", int(header.Operation))
 	s.evicted = true
 	f.endSession(s)
 	f.finish(s, frame, buf)
