@@ -81,6 +81,12 @@ func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code
 		f.waitReady(s, frame)
 		return
 	}
+	if request.Header.Operation.Metadata() && s.writtenValid && request.Header.Request == s.writtenID {
+		reply := f.shard.Buffer(len(s.written))
+		copy(reply, s.written)
+		f.finish(s, frame, reply) // a replay: the write applied once already
+		return
+	}
 	body, known, err := s.requests.Decode(code, request.Body)
 	if !known {
 		f.finish(s, frame, f.statusReply(&request.Header, code, wire.StatusInvalidCommand))
@@ -161,6 +167,10 @@ func (f *front) complete(c *call) {
 		reply = f.statusReply(&c.header, c.code, c.result)
 	default:
 		reply = f.encodeReply(&c.header, c.code.ReplyOperation(), c.payload)
+	}
+	if c.header.Operation.Metadata() && c.status == wire.StatusOK {
+		c.session.written = append(c.session.written[:0], reply...)
+		c.session.writtenID, c.session.writtenValid = c.header.Request, true
 	}
 	f.done(c, reply)
 }
