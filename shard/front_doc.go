@@ -45,6 +45,8 @@ package shard
 //  3. A published view is never modified; shard 0 alone publishes.
 //  4. Only shard 0 reads or writes the metadata store and the group table;
 //     a call carries its own result fields back to its origin shard.
-//  5. Passwords are stored as argon2id PHC strings and tokens as SHA-256
+//  5. A metadata write applies at most once per (session, request id): a
+//     replay of the session's last write answers its first reply (§5.4).
+//  6. Passwords are stored as argon2id PHC strings and tokens as SHA-256
 //     hashes; raw secrets leave the connection's shard only inside a call
 //     (the token's single reply).
