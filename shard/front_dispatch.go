@@ -154,7 +154,7 @@ func decodeStatus(err error) wire.Status {
 func (f *front) complete(c *call) {
 	invariant.Assert(c.origin == f, "front: a call completes on its origin")
 	if c.joined {
-		c.session.inGroups = true
+		f.joined(c)
 	}
 	var reply []byte
 	switch {
@@ -173,6 +173,19 @@ func (f *front) complete(c *call) {
 		c.session.writtenID, c.session.writtenValid = c.header.Request, true
 	}
 	f.done(c, reply)
+}
+
+// joined records a Join on its session; if the session ended (or logged
+// in again under a new client id) while the Join was on shard 0, the
+// membership it made is ended at once, or it would hold partitions for
+// a client that is gone.
+func (f *front) joined(c *call) {
+	s := c.session
+	if s.closed || s.session == 0 || clientKey(s.client) != c.client {
+		f.post(0, Message{Kind: kindClientGone, Data: &clientGone{client: c.client, sessionID: s.id}})
+		return
+	}
+	s.inGroups = true
 }
 
 // callDone is the kindCallDone handler: the call came back.
