@@ -167,6 +167,19 @@ func (s *server) stop() {
 	s.command = nil
 }
 
+// crash kills the server with SIGKILL (an unclean stop: no shutdown
+// flush, no clean close; the page cache survives, so it is not a power
+// loss) and starts it again on the same data.
+func (s *server) crash() {
+	s.t.Helper()
+	if err := s.command.Process.Kill(); err != nil {
+		s.t.Fatal(err)
+	}
+	<-s.exited
+	s.command = nil
+	s.start()
+}
+
 // restart stops the server and starts it again on the same data.
 func (s *server) restart() {
 	s.t.Helper()

@@ -12,12 +12,18 @@ import (
 )
 
 // TestSoakMixedClients: eight clients mix sends, polls, offsets and group
-// membership for a few seconds; then the server restarts and every
-// acknowledged message is there, once, in order (long; skipped in -short).
+// membership for a few seconds; then the server restarts (gracefully, or
+// killed with SIGKILL) and every acknowledged message is there, once, in
+// order (long; skipped in -short).
 func TestSoakMixedClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: a soak of several seconds")
 	}
+	t.Run("graceful", func(t *testing.T) { soak(t, (*server).restart) })
+	t.Run("killed", func(t *testing.T) { soak(t, (*server).crash) })
+}
+
+func soak(t *testing.T, restart func(*server)) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	s := startServer(t)
@@ -39,7 +45,7 @@ func TestSoakMixedClients(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	s.restart()
+	restart(s)
 	c := s.dial(t)
 	for partition := uint32(0); partition < partitions; partition++ {
 		var offset uint64
