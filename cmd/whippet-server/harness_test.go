@@ -61,6 +61,7 @@ func serverBinary(t testing.TB) string {
 // server is one running whippet-server process.
 type server struct {
 	t       testing.TB
+	args    []string
 	dataDir string
 	address string
 	env     []string
@@ -110,7 +111,7 @@ func startServer(t testing.TB, extra ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
-	s.command = exec.Command(serverBinary(s.t))
+	s.command = exec.Command(serverBinary(s.t), s.args...)
 	s.command.Env = append(os.Environ(), s.env...)
 	stderr, err := s.command.StderrPipe()
 	if err != nil {
