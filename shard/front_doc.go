@@ -38,8 +38,9 @@ package shard
 //
 // Front invariants:
 //
-//  1. Replies of one connection leave in request order; a request other
-//     than SendMessages starts only once every earlier request answered.
+//  1. Replies of one connection leave in request order; a request starts
+//     only once every earlier request answered, except within the send
+//     lane and the read-only poll lane (front_order.go).
 //  2. Every delivered frame is answered exactly once: by a reply, or by
 //     forgetFrame when the protocol says to drop it (§2.2).
 //  3. A published view is never modified; shard 0 alone publishes.

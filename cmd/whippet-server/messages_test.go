@@ -179,3 +179,46 @@ func TestServerSidePartitioning(t *testing.T) {
 	_, err := c.SendMessages(ctx, id(0), id(0), wire.PartitionID(7), messages("x", 1))
 	wantStatus(t, "send to a missing partition", err, wire.StatusResourceNotFound)
 }
+
+// TestPipelinedPolls: concurrent read-only polls on one connection run
+// together and each gets its own partition's messages.
+func TestPipelinedPolls(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "pp", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 4, Name: "t"}))
+	for partition := uint32(0); partition < 4; partition++ {
+		must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(partition),
+			messages(fmt.Sprintf("p%d", partition), 20)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for reader := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			partition := uint32(reader % 4)
+			for round := range 20 {
+				polled, err := c.PollMessages(ctx, &wire.PollMessages{Consumer: single(uint32(reader)), Stream: id(0),
+					Topic: id(0), Partition: wire.PartitionOf(partition),
+					Strategy: wire.Strategy{Kind: wire.StrategyOffset, Value: uint64(round)}, Count: 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				iterator := polled.Messages()
+				message, ok := iterator.Next()
+				if want := fmt.Sprintf("p%d-%d", partition, round); !ok || string(message.Payload) != want {
+					errs <- fmt.Errorf("partition %d offset %d: got %q, want %q", partition, round, message.Payload, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
