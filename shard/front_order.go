@@ -30,13 +30,13 @@ type frameRef struct {
 
 // order is a session's request sequencing state.
 type order struct {
-	queue     [][]byte // received, not started
-	running   int      // started, reply not yet released
-	lane      lane     // the lane of the running requests
-	waiting   bool     // the head waits for the metadata to open
-	seqStart  uint64   // sequence of the next request to start
-	seqReply  uint64   // sequence of the next reply to release
-	replies   [queuedFramesMax]pendingReply
+	queue    [][]byte // received, not started
+	running  int      // started, reply not yet released
+	lane     lane     // the lane of the running requests
+	waiting  bool     // the head waits for the metadata to open
+	seqStart uint64   // sequence of the next request to start
+	seqReply uint64   // sequence of the next reply to release
+	replies  [queuedFramesMax]pendingReply
 }
 
 // pendingReply is a finished request whose reply waits for earlier ones.
