@@ -122,6 +122,11 @@ func (b *uringBackend) Alloc(size int) []byte { return b.memory.alloc(size) }
 
 func (b *uringBackend) Free(buf []byte) { b.memory.free(buf) }
 
+func (b *uringBackend) Direct(buf []byte) bool {
+	_, _, ok := b.memory.find(buf)
+	return ok
+}
+
 // sqe returns a free submission entry, submitting what is queued when the
 // SQ is full.
 func (b *uringBackend) sqe() *ring.SQE {
@@ -192,6 +197,25 @@ func (b *uringBackend) armRecv(fd int, token uint64) {
 		sqe.PrepRecvSelect(int32(fd), b.recvRing, 0)
 	}
 	sqe.SetUserData(token)
+}
+
+// RecvInto lends buf (or a bounce) for one RECV with MSG_WAITALL: the
+// kernel keeps receiving until it is full, one CQE for the whole span.
+func (b *uringBackend) RecvInto(fd int, buf []byte, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	invariant.Assert(len(buf) > 0, "a receive into a buffer has room")
+	op := b.track(token, tokenRecvInto, fd)
+	lent, start, end := b.lendable(op, buf, false)
+	if op.bounce != nil {
+		op.target = buf
+	}
+	sqe := b.sqe()
+	sqe.PrepRecv(int32(fd), lent, start, end, unix.MSG_WAITALL)
+	sqe.SetUserData(token)
+	op.lent, op.hasLent = lent, true
+	return nil
 }
 
 func (b *uringBackend) Send(fd int, data []byte, token uint64) error {
