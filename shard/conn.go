@@ -40,6 +40,7 @@ type Conn struct {
 	recvArmed bool // a recv is armed (until its final completion)
 	recvInto  bool // the armed recv is a RecvInto the frame, not multishot
 	switching bool // the multishot recv is cancelled to receive into the frame
+	canceling bool // a cancel of the armed recv is on its way
 	paused    bool // reading stopped at the in-flight limit
 	resuming  bool // queued on the shard's resume list
 	parked    []byte
@@ -179,7 +180,7 @@ func (c *Conn) armRecv() {
 		c.shard.fail(err)
 		return
 	}
-	c.recvArmed, c.recvInto, c.switching = true, false, false
+	c.recvArmed, c.recvInto, c.switching, c.canceling = true, false, false, false
 }
 
 // rearm arms the receive the connection needs next: straight into the
@@ -195,7 +196,7 @@ func (c *Conn) rearm() {
 		c.shard.fail(err)
 		return
 	}
-	c.recvArmed, c.recvInto, c.switching = true, true, false
+	c.recvArmed, c.recvInto, c.switching, c.canceling = true, true, false, false
 	bump(&c.shard.stats.recvsInto, 1)
 }
 
@@ -260,6 +261,7 @@ func (c *Conn) onRecvInto(completion Completion) {
 		c.onRecvEnded()
 	case completion.Errno != 0:
 		c.close(fmt.Errorf("shard: recv: %w", completion.Errno))
+		c.finishClose() // close returned early when already closing
 	case completion.Result == 0:
 		c.onPeerClosed()
 	case c.state != connOpen:
@@ -294,12 +296,16 @@ func (c *Conn) onRecvEnded() {
 	}
 }
 
+// onPeerClosed handles end of stream, the final completion of a receive.
 func (c *Conn) onPeerClosed() {
-	if c.headLen > 0 || c.frame != nil || len(c.parked) > 0 {
+	switch {
+	case c.state != connOpen:
+		c.onRecvEnded() // already draining or closing: this was the receive's end
+	case c.headLen > 0 || c.frame != nil || len(c.parked) > 0:
 		c.close(ErrPeerClosedMidFrame)
-		return
+	default:
+		c.drain()
 	}
-	c.drain()
 }
 
 // consume runs received bytes through the frame state machine; at the
@@ -392,6 +398,10 @@ func (c *Conn) resume() {
 }
 
 func (c *Conn) cancelRecv() {
+	if c.canceling {
+		return // one cancel per armed recv: its final completion will come
+	}
+	c.canceling = true
 	kind := tokenRecv
 	if c.recvInto {
 		kind = tokenRecvInto
