@@ -2,7 +2,6 @@ package shard
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
 	"time"
 
@@ -22,7 +21,6 @@ func onBackendThread(t *testing.T, backend string, body func(b Backend)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer runtime.UnlockOSThread()
 		if err := pinThread(firstCPU(t)[0]); err != nil {
 			t.Error(err)
 			return
@@ -224,7 +222,6 @@ func TestURingRecvRunsDry(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer runtime.UnlockOSThread()
 		if err := pinThread(firstCPU(t)[0]); err != nil {
 			t.Error(err)
 			return

@@ -27,7 +27,9 @@
 //     provided-buffer ring of recvBufferCount × recvBufferBytes (re-armed
 //     when it runs dry), zero-copy sends of buffers from Shard.Buffer (ring
 //     pools mapped outside the Go heap; other slices bounce through one),
-//     MSG_RING between shards and an eventfd read for other threads;
+//     the rest of a large frame received straight into its pooled buffer
+//     (RECV with MSG_WAITALL, one completion, no copy), MSG_RING between
+//     shards and an eventfd read for other threads;
 //   - epoll (epoll*.go): level-triggered epoll, nonblocking socket
 //     syscalls, synchronous file syscalls completed at the next Wait.
 //
