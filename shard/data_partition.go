@@ -38,6 +38,8 @@ const (
 	partitionOpen
 	partitionFailed   // recovery refused it; ops get its error
 	partitionDeleting // ops get ErrPartitionNotFound
+	partitionClosing  // the shard stops: ops get ErrDataStopped
+	partitionClosed
 )
 
 // run executes op on this (owner) shard, or parks it behind earlier ones.

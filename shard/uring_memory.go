@@ -30,7 +30,7 @@ const (
 	uringClassCount    = 15 // 4 KiB … 64 MiB
 	// uringClassMapBytes is the memory one class maps (ring populates it at
 	// once): its buffer count is this over its buffer size, at least one.
-	uringClassMapBytes = 16 << 20
+	uringClassMapBytes = 32 << 20
 )
 
 func uringClassOf(size int) int {
