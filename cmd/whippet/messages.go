@@ -19,7 +19,7 @@ type sendFlags struct {
 	messageKey         string
 	balanced           bool
 	headers            []string
-	serverPartitioning bool
+	clientPartitioning bool
 }
 
 type confirmationView struct {
@@ -39,7 +39,7 @@ func (a *app) messageCommand() *cobra.Command {
 	sendCommand := &cobra.Command{Use: "send <stream> <topic> [message...]",
 		Short: "send messages (one per argument, or one per line of stdin)",
 		Long: "send messages as one batch. Without message arguments every non-empty line of stdin\n" +
-			"is a message. The partition is chosen round robin (--balanced, the default), by\n" +
+			"is a message. The partition is chosen by the server's round robin (--balanced, the default), by\n" +
 			"--partition-id, or by hashing --message-key. --header key:kind:value adds a user\n" +
 			"header to every message (kinds: string, bool, int8..int64, uint8..uint64, float32,\n" +
 			"float64, raw as hex); key:value is a string header.",
@@ -51,8 +51,8 @@ func (a *app) messageCommand() *cobra.Command {
 	flags.StringVar(&send.messageKey, "message-key", "", "send to the partition this key hashes to")
 	flags.BoolVar(&send.balanced, "balanced", false, "round robin over the partitions (the default)")
 	flags.StringArrayVarP(&send.headers, "header", "H", nil, "user header key:kind:value (repeatable)")
-	flags.BoolVar(&send.serverPartitioning, "server-partitioning", false,
-		"let the server resolve --balanced and --message-key instead of the client")
+	flags.BoolVar(&send.clientPartitioning, "client-partitioning", false,
+		"resolve --balanced and --message-key in this client (as the Go SDK does), not on the server")
 	sendCommand.MarkFlagsMutuallyExclusive("partition-id", "message-key", "balanced")
 	return group("message", "send, poll and flush messages", []string{"m"}, sendCommand, a.pollCommand(),
 		a.flushCommand())
@@ -86,7 +86,9 @@ func (a *app) messageSend(ctx context.Context, c *client.Client, args []string, 
 		messages[i] = wire.OutgoingMessage{ID: messageID(), OriginTimestamp: now, Payload: []byte(payload),
 			UserHeaders: block}
 	}
-	c.ServerPartitioning(flags.serverPartitioning)
+	// Each run is a new client, so only the server's round robin spreads
+	// successive runs over the partitions.
+	c.ServerPartitioning(!flags.clientPartitioning)
 	confirmations, err := c.SendMessages(ctx, ids[0], ids[1], partitioning, messages)
 	if err != nil {
 		return err

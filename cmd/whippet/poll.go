@@ -161,6 +161,9 @@ func pollTable(polled *wire.PolledMessages, showHeaders bool) table {
 		row := []string{itoa(message.Offset), timestamp(message.Timestamp), uint128(message.Header.ID),
 			itoa(len(message.Payload)), printable(message.Payload)}
 		if showHeaders {
+			if headerLine == "" {
+				headerLine = "-"
+			}
 			row = append(row, headerLine)
 		}
 		t.rows = append(t.rows, row)
