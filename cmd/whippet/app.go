@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/whippetio/whippet/client"
+	"github.com/whippetio/whippet/wire"
 )
 
 // Defaults of the connection flags.
@@ -127,9 +128,10 @@ func (a *app) env(flagName string) (string, string, bool) {
 	return "", "", false
 }
 
-// connect dials the server, logging in when credentials are configured
-// and login is asked for; it returns a ready client.
-func (a *app) connect(ctx context.Context, login bool) (*client.Client, error) {
+// connect returns a client of the server that dials (and logs in, when
+// login is asked for) on its first request, so a bad command line is
+// reported before any connection is tried.
+func (a *app) connect(login bool) (*client.Client, error) {
 	options := client.Options{Address: a.address, ReplyTimeout: a.timeout, DialTimeout: a.timeout,
 		ReconnectAttempts: -1, SDKName: "whippet-cli"}
 	if login {
@@ -150,14 +152,24 @@ func (a *app) connect(ctx context.Context, login bool) (*client.Client, error) {
 		}
 		options.TLS = config
 	}
-	dialCtx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
-	c, err := client.Dial(dialCtx, options)
+	c, err := client.New(options)
 	if err != nil {
-		return nil, &runError{err: fmt.Errorf("connect to %s: %w", a.address, err)}
+		return nil, usagef("connection settings: %v", err)
 	}
 	a.client = c
 	return c, nil
+}
+
+// failed marks err as a run-time failure, naming the server when the
+// connection is what failed.
+func (a *app) failed(err error) error {
+	if _, usage := err.(*usageError); usage {
+		return err
+	}
+	if client.StatusOf(err) == wire.StatusOK && connectionFailure(err) {
+		err = fmt.Errorf("server %s: %w", a.address, err)
+	}
+	return &runError{err: err}
 }
 
 func (a *app) tlsConfig() (*tls.Config, error) {
@@ -182,17 +194,14 @@ func (a *app) tlsConfig() (*tls.Config, error) {
 func (a *app) action(body func(ctx context.Context, c *client.Client, args []string) error) func(
 	*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		c, err := a.connect(cmd.Context(), true)
+		c, err := a.connect(true)
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
 		defer cancel()
 		if err := body(ctx, c, args); err != nil {
-			if _, usage := err.(*usageError); usage {
-				return err
-			}
-			return &runError{err: err}
+			return a.failed(err)
 		}
 		return nil
 	}

@@ -261,7 +261,7 @@ func (a *app) pingCommand() *cobra.Command {
 			if count <= 0 {
 				return usagef("--count must be above zero")
 			}
-			c, err := a.connect(cmd.Context(), false)
+			c, err := a.connect(false)
 			if err != nil {
 				return err
 			}
@@ -273,7 +273,7 @@ func (a *app) pingCommand() *cobra.Command {
 				err := c.Ping(ctx)
 				cancel()
 				if err != nil {
-					return &runError{err: err}
+					return a.failed(err)
 				}
 				latency := float64(time.Since(start).Microseconds()) / 1000
 				views = append(views, pingView{Sequence: i + 1, LatencyMs: latency})
