@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -106,7 +107,10 @@ func exitCode(err error) int {
 func connectionFailure(err error) bool {
 	var netErr net.Error
 	var opErr *net.OpError
-	return errors.As(err, &netErr) || errors.As(err, &opErr) ||
+	var verifyErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	return errors.As(err, &netErr) || errors.As(err, &opErr) || errors.As(err, &verifyErr) ||
+		errors.As(err, &recordErr) ||
 		errors.Is(err, client.ErrDisconnected) || errors.Is(err, client.ErrDesynchronized) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
