@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +44,9 @@ type app struct {
 	tlsCAFile string
 	tlsDomain string
 
-	sources map[string]string // flag name → where its value came from
-	client  *client.Client
+	contextName string
+	sources     map[string]string // flag name → where its value came from
+	client      *client.Client
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -55,22 +57,29 @@ func (a *app) rootCommand() *cobra.Command {
 			"and sends and polls messages, over the Iggy TCP protocol.\n\n" +
 			"Connection flags may also be set in the environment: WHIPPET_<FLAG> or IGGY_<FLAG>,\n" +
 			"the flag name upper-cased with dashes as underscores (WHIPPET_TCP_SERVER_ADDRESS,\n" +
-			"IGGY_USERNAME, WHIPPET_OUTPUT). A flag on the command line wins over both.\n\n" + exitHelp,
+			"IGGY_USERNAME, WHIPPET_OUTPUT). A flag on the command line wins over both, and both win\n" +
+			"over the selected context: a table of flag values in $WHIPPET_HOME/contexts.toml\n" +
+			"(default ~/.whippet), chosen by --context or whippet context use:\n\n" +
+			"  [contexts.prod]\n  tcp-server-address = \"10.0.0.7:8090\"\n  username = \"ops\"\n\n" +
+			"With no credentials given, the token stored by whippet login for the context is used.\n\n" +
+			exitHelp,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.resolve(cmd.Root()) },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.resolve(cmd) },
 		RunE:              groupRun,
 	}
 	a.addConnectionFlags(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	root.AddCommand(a.streamCommand(), a.topicCommand(), a.partitionCommand(), a.segmentCommand(),
 		a.messageCommand(), a.groupCommand(), a.offsetCommand(), a.userCommand(), a.tokenCommand(),
-		a.clientCommand(), a.statsCommand(), a.pingCommand(), a.meCommand(), a.contextCommand())
+		a.clientCommand(), a.statsCommand(), a.pingCommand(), a.meCommand(), a.contextCommand(),
+		a.loginCommand(), a.logoutCommand())
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
 
 func (a *app) addConnectionFlags(flags *pflag.FlagSet) {
+	flags.StringVar(&a.contextName, "context", contextDefault, "use the settings of this context of contexts.toml")
 	flags.StringVar(&a.address, "tcp-server-address", addressDefault, "server TCP address, host:port")
 	flags.StringVarP(&a.username, "username", "u", "", "log in as this user")
 	flags.StringVarP(&a.password, "password", "p", "", "password of --username")
@@ -83,37 +92,76 @@ func (a *app) addConnectionFlags(flags *pflag.FlagSet) {
 	flags.StringVar(&a.tlsDomain, "tcp-tls-domain", "", "server name to verify (default: the address host)")
 }
 
-// resolve fills unset connection flags from the environment and checks them.
-func (a *app) resolve(root *cobra.Command) error {
+// resolve fills each connection flag left unset from the environment,
+// then from the selected context, and falls back to the token stored by
+// whippet login; then it checks the result.
+func (a *app) resolve(cmd *cobra.Command) error {
 	a.sources = map[string]string{}
+	flags := cmd.Root().PersistentFlags()
+	settings, err := a.selectContext(flags)
+	var unknown *unknownContextError
+	if errors.As(err, &unknown) && cmd.Parent() != nil && cmd.Parent().Name() == "context" {
+		err = nil // context list and context use repair a dangling active context
+	}
+	if err != nil {
+		return err
+	}
 	var failure error
-	root.PersistentFlags().VisitAll(func(flag *pflag.Flag) {
-		if failure != nil {
-			return
+	flags.VisitAll(func(flag *pflag.Flag) {
+		if failure == nil && flag.Name != "context" {
+			failure = a.resolveFlag(flag, settings)
 		}
-		a.sources[flag.Name] = "default"
-		if flag.Changed {
-			a.sources[flag.Name] = "flag --" + flag.Name
-			return
-		}
-		name, value, found := a.env(flag.Name)
-		if !found {
-			return
-		}
-		if err := flag.Value.Set(value); err != nil {
-			failure = usagef("environment %s: %v", name, err)
-			return
-		}
-		a.sources[flag.Name] = "environment " + name
 	})
 	if failure != nil {
 		return failure
+	}
+	if err := a.useStoredLogin(); err != nil {
+		return err
 	}
 	if a.output != "table" && a.output != "json" {
 		return usagef("--output must be table or json, not %q", a.output)
 	}
 	if a.timeout <= 0 {
 		return usagef("--timeout must be positive")
+	}
+	return nil
+}
+
+func (a *app) resolveFlag(flag *pflag.Flag, settings map[string]string) error {
+	a.sources[flag.Name] = "default"
+	if flag.Changed {
+		a.sources[flag.Name] = "flag --" + flag.Name
+		return nil
+	}
+	if name, value, found := a.env(flag.Name); found {
+		if err := flag.Value.Set(value); err != nil {
+			return usagef("environment %s: %v", name, err)
+		}
+		a.sources[flag.Name] = "environment " + name
+		return nil
+	}
+	if value, found := settings[flag.Name]; found {
+		if err := flag.Value.Set(value); err != nil {
+			return usagef("context %s, %s: %v", a.contextName, flag.Name, err)
+		}
+		a.sources[flag.Name] = "context " + a.contextName
+	}
+	return nil
+}
+
+// useStoredLogin takes the token of whippet login when no credentials
+// were given and the login was made against the same address.
+func (a *app) useStoredLogin() error {
+	if a.token != "" || a.username != "" {
+		return nil
+	}
+	login, err := a.loadLogin()
+	if err != nil {
+		return usagef("stored login: %v", err)
+	}
+	if login != nil && login.Address == a.address {
+		a.token = login.Token
+		a.sources["token"] = "whippet login (" + tokensDirName + "/" + a.contextName + ".json)"
 	}
 	return nil
 }

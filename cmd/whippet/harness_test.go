@@ -155,7 +155,9 @@ func (r result) String() string {
 func runCLI(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
 	command := exec.Command(binaries.cli, args...)
-	command.Env = append(cleanEnv(), env...)
+	// A fresh home per run unless env names one (the last entry wins), so
+	// the developer's ~/.whippet never reaches a test.
+	command.Env = append(append(cleanEnv(), "WHIPPET_HOME="+t.TempDir()), env...)
 	command.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	command.Stdout, command.Stderr = &stdout, &stderr

@@ -297,7 +297,7 @@ type contextView struct {
 func (a *app) contextCommand() *cobra.Command {
 	show := &cobra.Command{Use: "show", Short: "show the resolved connection settings and their sources",
 		Args: exactArgs(0), RunE: func(cmd *cobra.Command, _ []string) error {
-			values := map[string]string{"tcp-server-address": a.address, "username": a.username,
+			values := map[string]string{"context": a.contextName, "tcp-server-address": a.address, "username": a.username,
 				"password": mask(a.password), "token": mask(a.token), "output": a.output,
 				"timeout": a.timeout.String(), "tcp-tls-enabled": strconv.FormatBool(a.tlsOn),
 				"tcp-tls-ca-file": a.tlsCAFile, "tcp-tls-domain": a.tlsDomain, "quiet": strconv.FormatBool(a.quiet)}
@@ -318,7 +318,12 @@ func (a *app) contextCommand() *cobra.Command {
 			}
 			return nil
 		}}
-	return group("context", "inspect the connection context (flags and WHIPPET_*/IGGY_* environment)", nil, show)
+	list := &cobra.Command{Use: "list", Short: "list the contexts of contexts.toml", Aliases: []string{"ls"},
+		Args: exactArgs(0), RunE: a.contextList}
+	use := &cobra.Command{Use: "use <name>", Short: "make a context the active one", Args: exactArgs(1),
+		RunE: a.contextUse}
+	return group("context", "connection contexts: contexts.toml, flags and WHIPPET_*/IGGY_* environment", nil,
+		show, list, use)
 }
 
 func mask(secret string) string {
