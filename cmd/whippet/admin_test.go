@@ -41,14 +41,14 @@ func TestUserVerbs(t *testing.T) {
 	s.ok(t, "user", "password", "alicia", "secret-1", "secret-2")
 	runCLIAs := func(args ...string) result { return runCLI(t, s.env("alicia", "secret-2"), "", args...) }
 	wantExit(t, runCLIAs("stream", "create", "x"), exitRefused, "Unauthorized")
-	s.ok(t, "user", "permissions", "alicia", "all")
+	s.ok(t, "user", "permissions", "alicia", "--global-permissions", "all")
 	if r := runCLIAs("stream", "create", "x"); r.code != exitOK {
 		t.Fatalf("alicia holds every right now\n%s", r)
 	}
 	s.ok(t, "user", "delete", "alicia")
 	wantExit(t, s.root(t, "user", "get", "alicia"), exitRefused, "ResourceNotFound")
 	wantExit(t, s.root(t, "user", "create", "iggy", "whatever1"), exitRefused, "UserAlreadyExists")
-	wantExit(t, s.root(t, "user", "create", "bob", "pw-12345", "-g", "fly"), exitUsage, "unknown permission")
+	wantExit(t, s.root(t, "user", "create", "bob", "pw-12345", "-g", "fly"), exitUsage, "unknown global permission")
 	wantExit(t, s.root(t, "user", "status", "iggy", "sleepy"), exitUsage, "active or inactive")
 }
 
@@ -196,4 +196,45 @@ func TestUsageAndConnectionErrors(t *testing.T) {
 		!strings.Contains(help.stdout, "3  the server refused") || !strings.Contains(help.stdout, "WHIPPET_") {
 		t.Fatalf("help lacks the exit codes or the environment\n%s", help)
 	}
+}
+
+// TestStreamPermissions: --stream-permissions grants rights on one stream
+// and one of its topics; user get shows them back, and the server lets
+// the user do exactly that much.
+func TestStreamPermissions(t *testing.T) {
+	s := startServer(t)
+	s.ok(t, "stream", "create", "granted")
+	s.ok(t, "stream", "create", "other")
+	s.ok(t, "topic", "create", "granted", "events", "1", "none")
+	s.ok(t, "topic", "create", "other", "events", "1", "none")
+	created := decode[userView](t, s.ok(t, "-o", "json", "user", "create", "bob", "secret-1",
+		"--stream-permissions", "0:read_stream,send_messages#0:poll_messages"))
+	if len(created.Permissions) != 0 || len(created.Streams) != 1 {
+		t.Fatalf("created: %+v", created)
+	}
+	stream := created.Streams[0]
+	if stream.StreamID != 0 || !slices.Equal(stream.Rights, []string{"read_stream", "send_messages"}) ||
+		len(stream.Topics) != 1 || !slices.Equal(stream.Topics[0].Rights, []string{"poll_messages"}) {
+		t.Fatalf("stream permissions: %+v", stream)
+	}
+	shown := s.ok(t, "user", "get", "bob")
+	wantStrings(t, "table", column(t, shown, "STREAM_PERMISSIONS"), "0:read_stream,send_messages#0:poll_messages")
+
+	bob := func(args ...string) result { return runCLI(t, s.env("bob", "secret-1"), "", args...) }
+	if r := bob("message", "send", "granted", "events", "--partition-id", "0", "hi"); r.code != exitOK {
+		t.Fatalf("bob may send to his stream\n%s", r)
+	}
+	if r := bob("message", "poll", "granted", "events", "0", "--first"); r.code != exitOK {
+		t.Fatalf("bob may poll his topic\n%s", r)
+	}
+	wantExit(t, bob("message", "send", "other", "events", "--partition-id", "0", "hi"), exitRefused, "Unauthorized")
+	wantExit(t, bob("topic", "create", "granted", "more", "1", "none"), exitRefused, "Unauthorized")
+
+	s.ok(t, "user", "permissions", "bob")
+	cleared := decode[userView](t, s.ok(t, "-o", "json", "user", "get", "bob"))
+	if len(cleared.Streams) != 0 || len(cleared.Permissions) != 0 {
+		t.Fatalf("permissions not cleared: %+v", cleared)
+	}
+	wantExit(t, s.root(t, "user", "permissions", "bob", "-s", "x:read_stream"), exitUsage, "stream id")
+	wantExit(t, s.root(t, "user", "permissions", "bob", "-s", "0:fly"), exitUsage, "unknown stream permission")
 }

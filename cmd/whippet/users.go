@@ -11,12 +11,12 @@ import (
 )
 
 type userView struct {
-	ID          uint32   `json:"id"`
-	Username    string   `json:"username"`
-	CreatedAt   uint64   `json:"created_at"`
-	Status      string   `json:"status"`
-	Permissions []string `json:"global_permissions,omitempty"`
-	Streams     int      `json:"stream_permissions_count,omitempty"`
+	ID          uint32             `json:"id"`
+	Username    string             `json:"username"`
+	CreatedAt   uint64             `json:"created_at"`
+	Status      string             `json:"status"`
+	Permissions []string           `json:"global_permissions,omitempty"`
+	Streams     []streamRightsView `json:"stream_permissions,omitempty"`
 }
 
 var userHeaders = []string{"ID", "USERNAME", "CREATED", "STATUS"}
@@ -27,57 +27,6 @@ func newUserView(u *wire.UserInfo) userView {
 
 func userRow(u userView) []string {
 	return []string{itoa(u.ID), u.Username, timestamp(u.CreatedAt), u.Status}
-}
-
-// globalPermissionNames lists the server-wide rights in wire order, as
-// --global-permissions spells them.
-var globalPermissionNames = []string{"manage_servers", "read_servers", "manage_users", "read_users",
-	"manage_streams", "read_streams", "manage_topics", "read_topics", "poll_messages", "send_messages"}
-
-func globalPermissionFlags(g *wire.GlobalPermissions) []*bool {
-	return []*bool{&g.ManageServers, &g.ReadServers, &g.ManageUsers, &g.ReadUsers, &g.ManageStreams,
-		&g.ReadStreams, &g.ManageTopics, &g.ReadTopics, &g.PollMessages, &g.SendMessages}
-}
-
-// parsePermissions reads --global-permissions: "all", "none" or a comma
-// list of right names. Empty text means no permissions at all (nil).
-func parsePermissions(text string) (*wire.Permissions, error) {
-	if text == "" || text == "none" {
-		return nil, nil
-	}
-	if text == "all" {
-		all := wire.AllPermissions()
-		return &all, nil
-	}
-	permissions := &wire.Permissions{}
-	flags := globalPermissionFlags(&permissions.Global)
-	for _, name := range strings.Split(text, ",") {
-		index := -1
-		for i, known := range globalPermissionNames {
-			if strings.TrimSpace(name) == known {
-				index = i
-			}
-		}
-		if index < 0 {
-			return nil, usagef("unknown permission %q (want all, none or %s)", name,
-				strings.Join(globalPermissionNames, ","))
-		}
-		*flags[index] = true
-	}
-	return permissions, nil
-}
-
-func permissionNames(p *wire.Permissions) []string {
-	if p == nil {
-		return nil
-	}
-	names := []string{}
-	for i, flag := range globalPermissionFlags(&p.Global) {
-		if *flag {
-			names = append(names, globalPermissionNames[i])
-		}
-	}
-	return names
 }
 
 func parseUserStatus(text string) (wire.UserStatus, error) {
@@ -91,14 +40,15 @@ func parseUserStatus(text string) (wire.UserStatus, error) {
 }
 
 func (a *app) userCommand() *cobra.Command {
-	var status, permissionsText string
+	var status string
+	var rights rightsFlags
 	create := &cobra.Command{Use: "create <username> <password>", Short: "create a user", Args: exactArgs(2),
 		RunE: a.action(func(ctx context.Context, c *client.Client, args []string) error {
 			userStatus, err := parseUserStatus(status)
 			if err != nil {
 				return err
 			}
-			permissions, err := parsePermissions(permissionsText)
+			permissions, err := parsePermissions(rights.global, rights.streams)
 			if err != nil {
 				return err
 			}
@@ -110,8 +60,7 @@ func (a *app) userCommand() *cobra.Command {
 			return a.emitUser(details)
 		})}
 	create.Flags().StringVar(&status, "user-status", "active", "active or inactive")
-	create.Flags().StringVarP(&permissionsText, "global-permissions", "g", "",
-		"all, none, or a comma list of "+strings.Join(globalPermissionNames, ","))
+	rights.register(create)
 	get := &cobra.Command{Use: "get <user>", Short: "show a user and its permissions", Args: exactArgs(1),
 		RunE: a.action(func(ctx context.Context, c *client.Client, args []string) error {
 			user, err := identifier("user", args[0])
@@ -132,12 +81,13 @@ func (a *app) userCommand() *cobra.Command {
 
 func (a *app) emitUser(details *wire.UserDetails) error {
 	view := newUserView(&details.UserInfo)
-	view.Permissions = permissionNames(details.Permissions)
 	if details.Permissions != nil {
-		view.Streams = len(details.Permissions.Streams)
+		view.Permissions = rightNames(globalRightNames, globalRights(&details.Permissions.Global))
+		view.Streams = newStreamRightsViews(details.Permissions)
 	}
-	return a.emit(table{value: view, headers: append(userHeaders, "GLOBAL_PERMISSIONS"),
-		rows: [][]string{append(userRow(view), strings.Join(view.Permissions, ","))}})
+	return a.emit(table{value: view, headers: append(userHeaders, "GLOBAL_PERMISSIONS", "STREAM_PERMISSIONS"),
+		rows: [][]string{append(userRow(view), dash(strings.Join(view.Permissions, ",")),
+			dash(streamRightsText(view.Streams)))}})
 }
 
 func (a *app) userList(ctx context.Context, c *client.Client, _ []string) error {
@@ -204,13 +154,30 @@ func (a *app) userPassword() *cobra.Command {
 		})
 }
 
+// rightsFlags are the permission flags of user create and permissions.
+type rightsFlags struct {
+	global  string
+	streams []string
+}
+
+func (f *rightsFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.global, "global-permissions", "g", "",
+		"all, none, or a comma list of "+strings.Join(globalRightNames, ","))
+	cmd.Flags().StringArrayVarP(&f.streams, "stream-permissions", "s", nil,
+		"STREAM_ID[:rights][#TOPIC_ID[:rights]]... (repeatable); stream rights "+
+			strings.Join(streamRightNames, ",")+"; topic rights "+strings.Join(topicRightNames, ","))
+}
+
 func (a *app) userPermissions() *cobra.Command {
-	return a.userChange("permissions <user> <all|none|right,right...>", "replace a user's global permissions", 2,
-		func(ctx context.Context, c *client.Client, user wire.Identifier, args []string) error {
-			permissions, err := parsePermissions(args[0])
+	var rights rightsFlags
+	cmd := a.userChange("permissions <user>", "replace a user's permissions (none given: clear them)", 1,
+		func(ctx context.Context, c *client.Client, user wire.Identifier, _ []string) error {
+			permissions, err := parsePermissions(rights.global, rights.streams)
 			if err != nil {
 				return err
 			}
 			return c.UpdatePermissions(ctx, user, permissions)
 		})
+	rights.register(cmd)
+	return cmd
 }
