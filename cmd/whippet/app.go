@@ -85,7 +85,7 @@ func (a *app) addConnectionFlags(flags *pflag.FlagSet) {
 	flags.StringVarP(&a.password, "password", "p", "", "password of --username")
 	flags.StringVar(&a.token, "token", "", "log in with this personal access token instead")
 	flags.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
-	flags.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success except requested data")
+	flags.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success but requested data (lists, polls, tokens)")
 	flags.DurationVar(&a.timeout, "timeout", timeoutDefault, "deadline of connecting and of each request")
 	flags.BoolVar(&a.tlsOn, "tcp-tls-enabled", false, "connect over TLS")
 	flags.StringVar(&a.tlsCAFile, "tcp-tls-ca-file", "", "PEM file of the CA that signed the server certificate")
@@ -255,7 +255,7 @@ func (a *app) action(body func(ctx context.Context, c *client.Client, args []str
 	}
 }
 
-// done reports a successful change unless --quiet.
+// done reports a successful change in table output unless --quiet.
 func (a *app) done(format string, args ...any) {
 	if a.quiet || a.output == "json" {
 		return

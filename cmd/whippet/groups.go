@@ -46,7 +46,7 @@ func (a *app) groupCommand() *cobra.Command {
 				return err
 			}
 			view := newGroupView(info)
-			return a.emit(table{value: view, headers: groupHeaders, rows: [][]string{groupRow(view)}})
+			return a.created(table{value: view, headers: groupHeaders, rows: [][]string{groupRow(view)}})
 		})}
 	remove := &cobra.Command{Use: "delete <stream> <topic> <group>", Short: "delete a consumer group",
 		Args: exactArgs(3), RunE: a.action(func(ctx context.Context, c *client.Client, args []string) error {

@@ -102,10 +102,7 @@ func (a *app) messageSend(ctx context.Context, c *client.Client, args []string, 
 			itoa(confirmation.PartitionID), itoa(confirmation.BaseOffset), itoa(len(messages))})
 	}
 	t.value = view
-	if a.quiet && a.output == "table" {
-		return nil
-	}
-	return a.emit(t)
+	return a.created(t)
 }
 
 // messageID draws a random version-4 UUID, the id Iggy's server assigns

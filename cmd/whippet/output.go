@@ -37,6 +37,15 @@ func (a *app) emit(t table) error {
 	return writer.Flush()
 }
 
+// created prints what a create command made, unless --quiet asks for
+// silence in table output (JSON output is always printed).
+func (a *app) created(t table) error {
+	if a.quiet && a.output == "table" {
+		return nil
+	}
+	return a.emit(t)
+}
+
 // properties is a two-column table for one entity.
 func properties(value any, pairs ...string) table {
 	t := table{value: value, headers: []string{"PROPERTY", "VALUE"}}

@@ -73,7 +73,7 @@ func (a *app) streamCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.emit(table{value: newStreamView(info), headers: streamHeaders,
+			return a.created(table{value: newStreamView(info), headers: streamHeaders,
 				rows: [][]string{streamRow(newStreamView(info))}})
 		})}
 	list := &cobra.Command{Use: "list", Short: "list streams", Aliases: []string{"ls"}, Args: exactArgs(0),

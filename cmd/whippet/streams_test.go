@@ -12,7 +12,9 @@ func TestStreamVerbs(t *testing.T) {
 	s := startServer(t)
 	created := s.ok(t, "stream", "create", "orders")
 	wantStrings(t, "created name", column(t, created, "NAME"), "orders")
-	s.ok(t, "stream", "create", "payments")
+	if quiet := s.ok(t, "-q", "stream", "create", "payments"); quiet.stdout != "" {
+		t.Fatalf("--quiet create printed\n%s", quiet)
+	}
 
 	wantStrings(t, "table names", column(t, s.ok(t, "stream", "list"), "NAME"), "orders", "payments")
 	listed := decode[[]streamView](t, s.ok(t, "--output", "json", "stream", "list"))
@@ -36,7 +38,9 @@ func TestStreamVerbs(t *testing.T) {
 	if renamed.Name != "refunds" {
 		t.Fatalf("rename by id: name %q", renamed.Name)
 	}
-	s.ok(t, "stream", "purge", "orders")
+	if quiet := s.ok(t, "--quiet", "stream", "purge", "orders"); quiet.stdout != "" {
+		t.Fatalf("--quiet purge printed\n%s", quiet)
+	}
 	s.ok(t, "stream", "delete", "refunds")
 	wantStrings(t, "after delete", column(t, s.ok(t, "stream", "list"), "NAME"), "orders")
 

@@ -145,7 +145,7 @@ func (a *app) topicCreate(ctx context.Context, c *client.Client, args []string, 
 		return err
 	}
 	view := newTopicView(&details.TopicInfo)
-	return a.emit(table{value: view, headers: topicHeaders, rows: [][]string{topicRow(view)}})
+	return a.created(table{value: view, headers: topicHeaders, rows: [][]string{topicRow(view)}})
 }
 
 func (a *app) topicUpdate(ctx context.Context, c *client.Client, args []string, flags *topicFlags) error {

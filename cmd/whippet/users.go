@@ -57,6 +57,9 @@ func (a *app) userCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if a.quiet && a.output == "table" {
+				return nil
+			}
 			return a.emitUser(details)
 		})}
 	create.Flags().StringVar(&status, "user-status", "active", "active or inactive")
