@@ -77,7 +77,8 @@ func startServer(t *testing.T) *server {
 	}
 	started := make(chan string, 1)
 	go s.readLogs(stderr, started)
-	go func() { s.exited <- s.command.Wait() }()
+	go func() { s.exited <- s.command.Wait(); close(s.exited) }()
+	t.Cleanup(s.stop)
 	select {
 	case s.address = <-started:
 	case err := <-s.exited:
@@ -85,7 +86,6 @@ func startServer(t *testing.T) *server {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("server did not start\n%s", s.log())
 	}
-	t.Cleanup(s.stop)
 	return s
 }
 
@@ -116,8 +116,8 @@ func (s *server) log() string {
 func (s *server) stop() {
 	_ = s.command.Process.Signal(syscall.SIGTERM) // the wait below reports what happened
 	select {
-	case err := <-s.exited:
-		if err != nil {
+	case err, open := <-s.exited:
+		if open && err != nil {
 			s.t.Errorf("server exit: %v\n%s", err, s.log())
 		}
 	case <-time.After(30 * time.Second):
