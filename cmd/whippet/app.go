@@ -54,7 +54,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "whippet",
 		Short: "Command-line client of a Whippet (Iggy-compatible) message-streaming server",
 		Long: "whippet manages streams, topics, partitions, consumer groups, offsets, users and tokens,\n" +
-			"and sends and polls messages, over the Iggy TCP protocol.\n\n" +
+			"and sends and polls messages, over the Iggy TCP protocol. Streams, topics, consumer groups,\n" +
+			"consumers and users are named by id (a number) or by name.\n\n" +
 			"Connection flags may also be set in the environment: WHIPPET_<FLAG> or IGGY_<FLAG>,\n" +
 			"the flag name upper-cased with dashes as underscores (WHIPPET_TCP_SERVER_ADDRESS,\n" +
 			"IGGY_USERNAME, WHIPPET_OUTPUT). A flag on the command line wins over both, and both win\n" +
