@@ -5,12 +5,13 @@ BIN       ?= bin
 FUZZTIME  ?= 30s
 SEEDS     ?= 200
 DATA      ?= local_data
+REPEATS   ?= 3
 
 .DEFAULT_GOAL := help
 .PHONY: help build run test test-all race lint fuzz sim vopr crash bench benchstat bench-e2e generate check
 
 help: ## print the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build every binary into ./bin
 	@mkdir -p $(BIN)
@@ -54,7 +55,13 @@ bench: ## Go micro-benchmarks into bench/out/new.txt
 benchstat: ## compare bench/out/old.txt with bench/out/new.txt
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bench/out/old.txt bench/out/new.txt
 
-generate: ## rebuild generated code (flatbuffers)
+bench-e2e: ## the lab's workloads (p1 p2 c1 pc1 e2e1) on a local server, one table in the lab's columns (REPEATS=n, BENCH_ARGS=…)
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/whippet-server ./cmd/whippet-bench
+	./$(BIN)/whippet-bench suite --repeats $(REPEATS) $(BENCH_ARGS)
+
+generate: ## rebuild generated code (flatbuffers; needs flatc 2.0.8 from Debian's flatbuffers-compiler)
+	@command -v flatc >/dev/null || { echo "flatc not found: apt-get install flatbuffers-compiler" >&2; exit 1; }
 	$(GO) generate $(PKGS)
 
 check: lint test race ## the pre-push gate, identical to CI plus race

@@ -31,7 +31,8 @@ type Client struct {
 	candidates         []string // healthy nodes of the last roster
 	serverPartitioning bool
 
-	topics topicCache
+	topics    topicCache
+	heartbeat chan struct{} // closed by Close to stop the heartbeat
 }
 
 // New validates options and returns a client that connects on first use.
@@ -39,12 +40,15 @@ func New(options Options) (*Client, error) {
 	if err := options.Validate(); err != nil {
 		return nil, err
 	}
-	client := &Client{options: options.withDefaults()}
+	client := &Client{options: options.withDefaults(), heartbeat: make(chan struct{})}
 	client.address = client.options.Address
 	if client.options.Token != "" {
 		client.login = client.tokenLogin(client.options.Token)
 	} else if client.options.Username != "" {
 		client.login = client.passwordLogin(client.options.Username, client.options.Password)
+	}
+	if client.options.HeartbeatInterval > 0 {
+		go client.beat()
 	}
 	return client, nil
 }
@@ -65,6 +69,9 @@ func Dial(ctx context.Context, options Options) (*Client, error) {
 // Close ends the connection; later calls return ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.heartbeat)
+	}
 	c.closed = true
 	current := c.conn
 	c.conn = nil
@@ -73,6 +80,24 @@ func (c *Client) Close() error {
 		current.close()
 	}
 	return nil
+}
+
+// beat pings while a connection is up; it never dials by itself.
+func (c *Client) beat() {
+	ticker := time.NewTicker(c.options.HeartbeatInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.heartbeat:
+			return
+		case <-ticker.C:
+		}
+		if current, _ := c.liveConn(); current != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), c.options.ReplyTimeout)
+			_, _ = c.invokeOn(ctx, current, wire.CodePing, nil) // a failed ping breaks the connection itself
+			cancel()
+		}
+	}
 }
 
 // Address returns the address of the server the client talks to.
@@ -130,6 +155,9 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 		}
 		address := c.dialTarget(attempt)
 		fresh, err := c.open(ctx, address)
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
 		if err != nil {
 			lastErr = err
 			continue
@@ -143,17 +171,13 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 			lastErr = err
 			continue
 		}
-		return c.liveConnOrErr()
+		current, err := c.liveConn()
+		if current != nil || err != nil {
+			return current, err
+		}
+		lastErr = ErrDisconnected // broke again while logging in: dial once more
 	}
 	return nil, lastErr
-}
-
-func (c *Client) liveConnOrErr() (*conn, error) {
-	current, err := c.liveConn()
-	if current == nil && err == nil {
-		return nil, ErrDisconnected
-	}
-	return current, err
 }
 
 func (c *Client) dialTarget(attempt int) string {
@@ -183,6 +207,11 @@ func (c *Client) open(ctx context.Context, address string) (*conn, error) {
 	}
 	fresh := newConn(netConn, c.options.PipelineDepth)
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		fresh.close()
+		return nil, ErrClosed
+	}
 	previous := c.conn
 	c.conn, c.address = fresh, address
 	c.mintClientIDLocked()

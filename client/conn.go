@@ -15,13 +15,15 @@ import (
 // call is one request in flight. The reader goroutine fills reply or err
 // and closes done.
 type call struct {
-	command wire.Code
-	request uint64
-	frame   []byte
-	reply   wire.Reply
-	buffer  []byte // the reply frame; reply's slices point into it
-	err     error
-	done    chan struct{}
+	command   wire.Code
+	operation wire.Operation
+	stamped   bool // request id and session fields written
+	request   uint64
+	frame     []byte
+	reply     wire.Reply
+	buffer    []byte // the reply frame; reply's slices point into it
+	err       error
+	done      chan struct{}
 }
 
 // conn is one TCP connection carrying pipelined requests. The server
@@ -31,7 +33,8 @@ type conn struct {
 	netConn net.Conn
 	slots   chan struct{} // one token per request in flight
 
-	mu      sync.Mutex // guards pending and broken; held while writing
+	writeMu sync.Mutex // serialises stamping and writing frames
+	mu      sync.Mutex // guards pending and broken
 	pending []*call
 	broken  error
 	done    chan struct{} // closed when the reader exits
@@ -44,19 +47,29 @@ func newConn(netConn net.Conn, depth int) *conn {
 	return c
 }
 
-// send writes the frame and queues the call for its reply. The caller holds
-// a pipeline slot; send releases it on failure.
-func (c *conn) send(pending *call) error {
+// send stamps the frame (unless it is a replay), queues the call for its
+// reply and writes the frame. The caller holds a pipeline slot; send
+// releases it on failure. Writes are serialised by writeMu, not mu, so the
+// reader can pair replies while a large write waits for the socket.
+func (c *conn) send(pending *call, stamp func(*call)) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if !pending.stamped {
+		stamp(pending) // takes the client's lock: never call it under mu
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.broken != nil {
+		c.mu.Unlock()
 		<-c.slots
-		return c.broken
+		return c.brokenErr()
 	}
 	c.pending = append(c.pending, pending)
+	c.mu.Unlock()
 	if _, err := c.netConn.Write(pending.frame); err != nil {
+		c.mu.Lock()
 		c.breakLocked(errors.Join(ErrDisconnected, err))
-		return c.broken
+		c.mu.Unlock()
+		return c.brokenErr()
 	}
 	return nil
 }
@@ -120,17 +133,19 @@ func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
 	c.mu.Unlock()
 	<-c.slots
 	head.reply, head.buffer = reply, frame
+	// A failing reply breaks the connection before its caller wakes, so
+	// the caller's next request cannot be queued on the dying connection.
 	if reply.Command == wire.CommandEviction {
 		head.err = &Error{Command: head.command, Status: reply.Eviction.Status(), Evicted: true}
-		close(head.done)
 		c.fail(head.err)
+		close(head.done)
 		return false
 	}
 	if reply.Header.Request != head.request || !head.command.AcceptsReplyOperation(reply.Header.Operation) &&
 		reply.Header.Status == wire.StatusOK {
 		head.err = ErrDesynchronized
-		close(head.done)
 		c.fail(ErrDesynchronized)
+		close(head.done)
 		return false
 	}
 	close(head.done)

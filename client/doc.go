@@ -22,13 +22,15 @@
 // protocol status; errors.Is(err, wire.StatusStreamIDNotFound) works.
 //
 // Invariants:
-//  1. Request ids of one client id never decrease, and frames are written
-//     in the order their ids were assigned (prepare and send are ordered
-//     by the client and connection locks).
+//  1. Request ids of one client id never decrease on the wire: ids are
+//     assigned under the connection's write lock, as the frame is written.
 //  2. Every call gets exactly one outcome: its reply, or the error that
 //     broke its connection.
 //  3. A reply is never paired with a request other than the oldest one in
 //     flight; a mismatch drops the connection.
 //  4. Payload bytes are copied once on send (into the frame) and not at all
 //     on poll (the decoded records are views into the reply frame).
+//  5. The reader never waits for a writer: writes hold only the write lock,
+//     so replies are paired while a large frame waits for the socket. Lock
+//     order: write lock, client lock, connection lock.
 package client

@@ -27,6 +27,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 	if err != nil {
 		return nil, err
 	}
+	defer func() { releaseFrame(pending.frame) }()
 	for {
 		done, err := c.exchange(ctx, current, pending)
 		if err != nil {
@@ -41,44 +42,65 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 		case status == wire.StatusTransientNotCommitted && c.sleepRetry(ctx, started):
 			pending = pending.replay() // same frame, same request id (§5.2)
 		case status == wire.StatusTransientNotAccepted && c.sleepRetry(ctx, started):
+			releaseFrame(pending.frame)
 			if pending, err = c.prepare(command, body); err != nil {
+				pending = &call{}
 				return nil, err
 			}
+		case status == wire.StatusUnauthenticated && c.hasCredentials():
+			current.fail(ErrNotLoggedIn) // the session is gone: the next call reconnects and logs in
+			return done, &Error{Command: command, Status: status}
 		default:
 			return done, &Error{Command: command, Status: status, Evicted: done.reply.Command == wire.CommandEviction}
 		}
 	}
 }
 
-// prepare encodes a request under the session state and assigns its
-// request id (§5.4): 0 for Register; the counter for everything else,
-// which metadata writes, DeleteSegments and Logout then advance.
+// prepare encodes a request; stamp fills in its session fields when it is
+// written.
 func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	operation := command.Operation()
 	if operation == wire.OperationReserved {
 		return nil, &Error{Command: command, Status: wire.StatusFeatureUnavailable}
 	}
+	if status := validate(body); status != wire.StatusOK {
+		return nil, &Error{Command: command, Status: status}
+	}
 	if wire.RequestBytes(body) > wire.FrameBytesMax {
 		return nil, &Error{Command: command, Status: wire.StatusTooBigMessagePayload}
 	}
+	header := wire.RequestHeader{Operation: operation}
+	if operation == wire.OperationNonReplicated {
+		header.Code = command
+	}
+	frame := takeFrame(wire.RequestBytes(body))
+	wire.EncodeRequest(frame, header, body)
+	return &call{command: command, operation: operation, frame: frame}, nil
+}
+
+// stamp assigns the request id and writes the session fields (§5.4):
+// Register carries request 0 and session 0; everything else the counter,
+// which metadata writes, DeleteSegments and Logout then advance. The
+// connection calls it under its write lock, so ids leave in the order they
+// are assigned.
+func (c *Client) stamp(pending *call) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	header := wire.RequestHeader{Client: c.clientID, Operation: operation, Session: c.session, Request: c.counter}
+	operation := pending.operation
+	request, session := c.counter, c.session
 	switch {
 	case operation == wire.OperationRegister:
-		header.Session, header.Request = 0, 0
-	case operation == wire.OperationNonReplicated:
-		header.Code = command
+		request, session = 0, 0
 	case operation.Metadata() || operation == wire.OperationDeleteSegments || operation == wire.OperationLogout:
 		c.counter++
 	}
-	frame := make([]byte, wire.RequestBytes(body))
-	wire.EncodeRequest(frame, header, body)
-	return &call{command: command, request: header.Request, frame: frame}, nil
+	wire.StampRequest(pending.frame, c.clientID, request, session)
+	pending.request = request
+	pending.stamped = true
 }
 
 func (p *call) replay() *call {
-	return &call{command: p.command, request: p.request, frame: p.frame}
+	return &call{command: p.command, operation: p.operation, request: p.request, frame: p.frame, stamped: true}
 }
 
 // exchange sends a prepared call and waits for its reply. A reply that
@@ -91,7 +113,7 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 		return nil, err
 	}
 	pending.done = make(chan struct{})
-	if err := current.send(pending); err != nil {
+	if err := current.send(pending, c.stamp); err != nil {
 		return nil, err
 	}
 	select {
@@ -102,8 +124,8 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 		<-pending.done
 		return nil, errTimeout
 	case <-ctx.Done():
-		current.fail(errors.Join(ErrDisconnected, ctx.Err()))
-		<-pending.done
+		// The call stays queued: its reply will still arrive in order and
+		// is dropped, so the other calls on the connection carry on.
 		return nil, ctx.Err()
 	}
 }

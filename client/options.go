@@ -40,6 +40,10 @@ type Options struct {
 	NewClientID func() wire.Uint128
 	// Sleep waits between retries; the default honours ctx.
 	Sleep func(ctx context.Context, duration time.Duration) error
+	// HeartbeatInterval, when positive, pings the server that often while
+	// connected, so an idle consumer-group member is not evicted as stale
+	// (§5.7; the Go SDK pings every 5 s).
+	HeartbeatInterval time.Duration
 	// SDKName and SDKVersion identify the client in its login body
 	// (defaults SDKName and SDKVersion of this package).
 	SDKName    string
@@ -90,8 +94,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.PipelineDepth < 0 || o.PipelineDepth > PipelineDepthMax:
 		return errors.Join(ErrInvalidOptions, errors.New("PipelineDepth must be 0..4096"))
-	case o.ReplyTimeout < 0 || o.DialTimeout < 0:
-		return errors.Join(ErrInvalidOptions, errors.New("ReplyTimeout and DialTimeout must not be negative"))
+	case o.ReplyTimeout < 0 || o.DialTimeout < 0 || o.HeartbeatInterval < 0:
+		return errors.Join(ErrInvalidOptions, errors.New("ReplyTimeout, DialTimeout and HeartbeatInterval must not be negative"))
 	case o.Token != "" && (o.Username != "" || o.Password != ""):
 		return errors.Join(ErrInvalidOptions, errors.New("set Username/Password or Token, not both"))
 	case len(o.Username) > wire.UsernameBytesMax || len(o.Password) > wire.PasswordBytesMax:

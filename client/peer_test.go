@@ -18,7 +18,7 @@ import (
 // each with whatever its handler returns (golden reply frames, mostly).
 // It is a stand-in for the network's far end, not a mock of our code.
 type peer struct {
-	t        *testing.T
+	t        testing.TB
 	listener net.Listener
 	handler  func(connection int, frame []byte) (replies [][]byte, hangUp bool)
 
@@ -28,11 +28,15 @@ type peer struct {
 	wait        sync.WaitGroup
 }
 
-func startPeer(t *testing.T, handler func(connection int, frame []byte) ([][]byte, bool)) *peer {
+func startPeer(t testing.TB, handler func(connection int, frame []byte) ([][]byte, bool)) *peer {
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen on loopback: %v", err)
 	}
+	return startPeerOn(t, listener, handler)
+}
+
+func startPeerOn(t testing.TB, listener net.Listener, handler func(int, []byte) ([][]byte, bool)) *peer {
 	p := &peer{t: t, listener: listener, handler: handler}
 	p.wait.Add(1)
 	go p.serve()
@@ -151,7 +155,7 @@ func unhex(t *testing.T, text string) []byte {
 }
 
 // replyFrame encodes a success reply answering frame.
-func replyFrame(t *testing.T, frame []byte, payload wire.Body) []byte {
+func replyFrame(t testing.TB, frame []byte, payload wire.Body) []byte {
 	request, _, err := wire.DecodeRequest(frame)
 	if err != nil {
 		t.Errorf("peer got an undecodable request: %v", err)

@@ -10,6 +10,12 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
+func (c *Client) hasCredentials() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.login != nil
+}
+
 func (c *Client) passwordLogin(username, password string) *wire.LoginRegister {
 	return &wire.LoginRegister{Version: c.version(), Username: username, Password: password}
 }
@@ -107,17 +113,14 @@ func (c *Client) register(ctx context.Context, current *conn, login *wire.LoginR
 func (c *Client) Logout(ctx context.Context) error {
 	c.connecting.Lock()
 	defer c.connecting.Unlock()
+	c.mu.Lock()
+	c.login = nil // whatever happens below, do not log in again by itself
+	c.mu.Unlock()
 	current, err := c.liveConn()
 	if err != nil || current == nil {
 		return err
 	}
-	if err := c.logoutOn(ctx, current); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.login = nil
-	c.mu.Unlock()
-	return nil
+	return c.logoutOn(ctx, current)
 }
 
 func (c *Client) logoutOn(ctx context.Context, current *conn) error {

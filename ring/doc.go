@@ -65,7 +65,8 @@
 //
 //  1. A single-issuer ring is created, submitted to, registered and closed on
 //     one OS thread; the caller locks it (runtime.LockOSThread) before New.
-//     Invariant builds assert it (unix.Gettid) on every submit.
+//     Invariant builds assert it (unix.Gettid) on every submit; otherwise
+//     the kernel refuses a foreign submit, reported as a NotOwnerError.
 //  2. A buffer named by a prepared SQE belongs to the kernel until the final
 //     CQE of that operation (for SEND_ZC: the notification, the CQE without
 //     CQEFlagMore). Pool states are free → held → lent → held → free; any

@@ -47,14 +47,16 @@ func fillSeeded(t testing.TB, data []byte, seed uint64) {
 
 // TestODirectFixedWriteRead writes registered buffers with WRITE_FIXED to an
 // O_DIRECT file, fdatasyncs it, reads the blocks back with READ_FIXED into
-// other buffers and compares every byte, and checks the file through the
-// page cache too.
+// buffers of a second registered pool (whose fixed indexes follow the
+// first's) and compares every byte, and checks the file through the page
+// cache too.
 func TestODirectFixedWriteRead(t *testing.T) {
 	r := newTestRing(t, Options{SQEntries: 16})
 	fd, name := openDirect(t)
 	const blockBytes, blocks = 64 << 10, 4
-	pool := newTestPool(t, 2*blocks, blockBytes)
-	if err := r.RegisterBuffers(pool); err != nil {
+	pool := newTestPool(t, blocks, blockBytes)
+	readPool := newTestPool(t, blocks, blockBytes)
+	if err := r.RegisterBuffers(pool, readPool); err != nil {
 		t.Fatalf("RegisterBuffers: %v", err)
 	}
 	t.Cleanup(func() {
@@ -88,7 +90,10 @@ func TestODirectFixedWriteRead(t *testing.T) {
 	}
 	readBack := make([]Buf, blocks)
 	for i := range readBack {
-		readBack[i], _ = pool.Acquire()
+		readBack[i], _ = readPool.Acquire()
+		if readBack[i].FixedIndex() != blocks+readBack[i].Index() {
+			t.Fatalf("second pool's buffer %d has fixed index %d", readBack[i].Index(), readBack[i].FixedIndex())
+		}
 		sqe := mustSQE(t, r)
 		sqe.PrepReadFixed(fd, readBack[i], 0, blockBytes, uint64(i*blockBytes))
 		sqe.SetUserData(uint64(100 + i))
@@ -98,7 +103,7 @@ func TestODirectFixedWriteRead(t *testing.T) {
 		if cqe.Res != blockBytes {
 			t.Fatalf("READ_FIXED %d: res %d", i, cqe.Res)
 		}
-		pool.Reclaim(b)
+		readPool.Reclaim(b)
 		if !bytes.Equal(b.Bytes(), want[i*blockBytes:(i+1)*blockBytes]) {
 			t.Fatalf("block %d read back differs from what was written", i)
 		}
@@ -107,8 +112,9 @@ func TestODirectFixedWriteRead(t *testing.T) {
 	if err != nil || !bytes.Equal(onDisk, want) {
 		t.Fatalf("file through the page cache differs (err %v, %d bytes)", err, len(onDisk))
 	}
-	for _, b := range append(written, readBack...) {
-		pool.Release(b)
+	for i := range blocks {
+		pool.Release(written[i])
+		readPool.Release(readBack[i])
 	}
 }
 

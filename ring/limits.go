@@ -44,8 +44,8 @@ const (
 	// (buffer IDs are 16 bits).
 	BufRingEntriesMax = 1 << 15
 
-	// PoolBuffersMax bounds the buffers of one Pool; it is the kernel's
-	// IORING_MAX_REG_BUFFERS, so a whole pool can be registered.
+	// PoolBuffersMax bounds the buffers of one Pool and of one ring's
+	// fixed-buffer table: it is the kernel's IORING_MAX_REG_BUFFERS.
 	PoolBuffersMax = 1 << 14
 
 	// BufferBytesMax bounds one buffer of a Pool or BufRing: the kernel

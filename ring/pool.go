@@ -11,7 +11,7 @@ import (
 
 // Pool is a set of equally sized, page-aligned buffers in one anonymous
 // mapping outside the Go heap: the GC never moves or frees memory the kernel
-// holds, and O_DIRECT accepts every buffer. A Pool may be registered with one
+// holds, and O_DIRECT accepts every buffer. Pools may be registered with one
 // ring as its fixed buffers (Ring.RegisterBuffers) for READ_FIXED and
 // WRITE_FIXED.
 //
@@ -27,6 +27,7 @@ type Pool struct {
 	free        []uint32 // stack of free buffer indexes
 	lentCount   int
 	registered  *Ring // the ring holding this pool as fixed buffers
+	fixedBase   int   // fixed buffer index of buffer 0 when registered
 }
 
 type bufferState uint8
@@ -165,9 +166,15 @@ func (b Buf) Bytes() []byte {
 	return b.pool.memory[offset : offset+b.pool.bufferBytes : offset+b.pool.bufferBytes]
 }
 
-// Index is the buffer's position in its pool, which is also its fixed
-// buffer index when the pool is registered.
+// Index is the buffer's position in its pool.
 func (b Buf) Index() int { return int(b.index) }
+
+// FixedIndex is the buffer's index in the fixed-buffer table of the ring its
+// pool is registered with.
+func (b Buf) FixedIndex() int {
+	invariant.Assert(b.pool.registered != nil, "fixed index of an unregistered pool")
+	return b.pool.fixedBase + int(b.index)
+}
 
 // Pool is the pool the buffer belongs to.
 func (b Buf) Pool() *Pool { return b.pool }

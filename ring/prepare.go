@@ -59,7 +59,7 @@ func (s *SQE) PrepWrite(fd int32, b Buf, start, end int, position uint64) {
 func (s *SQE) PrepReadFixed(fd int32, b Buf, start, end int, position uint64) {
 	invariant.Assert(b.pool.registered != nil, "READ_FIXED from an unregistered pool")
 	s.prepRW(OpReadFixed, fd, b.pool.lend(b, start, end), uint32(end-start), position)
-	s.bufIndex = uint16(b.index)
+	s.bufIndex = uint16(b.FixedIndex())
 }
 
 // PrepWriteFixed writes [start, end) of b, whose pool is registered with the
@@ -67,7 +67,7 @@ func (s *SQE) PrepReadFixed(fd int32, b Buf, start, end int, position uint64) {
 func (s *SQE) PrepWriteFixed(fd int32, b Buf, start, end int, position uint64) {
 	invariant.Assert(b.pool.registered != nil, "WRITE_FIXED from an unregistered pool")
 	s.prepRW(OpWriteFixed, fd, b.pool.lend(b, start, end), uint32(end-start), position)
-	s.bufIndex = uint16(b.index)
+	s.bufIndex = uint16(b.FixedIndex())
 }
 
 // PrepReadv reads into the spans of v. liburing: io_uring_prep_readv.

@@ -308,3 +308,56 @@ func probeMultishot() (accept, recv bool) {
 	}
 	return accept && features.Supports(OpSocket), recv && features.Supports(OpSendZC)
 }
+
+var setupFlagNames = [...]string{
+	"IOPOLL", "SQPOLL", "SQ_AFF", "CQSIZE", "CLAMP", "ATTACH_WQ", "R_DISABLED", "SUBMIT_ALL",
+	"COOP_TASKRUN", "TASKRUN_FLAG", "SQE128", "CQE32", "SINGLE_ISSUER", "DEFER_TASKRUN",
+	"NO_MMAP", "REGISTERED_FD_ONLY", "NO_SQARRAY", "HYBRID_IOPOLL",
+}
+
+// SetupFlagNames spells setup flags the way the kernel headers do, joined
+// by "|", for the log line that announces the backend. liburing: none.
+func SetupFlagNames(flags uint32) string {
+	names := ""
+	for bit, name := range setupFlagNames {
+		if flags&(1<<bit) == 0 {
+			continue
+		}
+		if names != "" {
+			names += "|"
+		}
+		names += name
+	}
+	if unknown := flags &^ (1<<len(setupFlagNames) - 1); unknown != 0 {
+		if names != "" {
+			names += "|"
+		}
+		names += "0x" + strconv.FormatUint(uint64(unknown), 16)
+	}
+	if names == "" {
+		return "none"
+	}
+	return names
+}
+
+// String summarises the features for a log line. liburing: none.
+func (f *Features) String() string {
+	summary := "setup " + SetupFlagNames(f.SetupFlags) + ", features 0x" + strconv.FormatUint(uint64(f.Bits), 16) +
+		", ops up to " + strconv.Itoa(int(f.LastOp))
+	optional := []struct {
+		name    string
+		present bool
+	}{
+		{"multishot accept", f.MultishotAccept}, {"multishot recv", f.RecvMultishot},
+		{"buffer rings", f.BufferRings}, {"send zc", f.SendZC}, {"msg ring", f.MsgRing},
+		{"registered ring fds", f.RingFDs},
+	}
+	for _, feature := range optional {
+		if feature.present {
+			summary += ", " + feature.name
+		} else {
+			summary += ", no " + feature.name
+		}
+	}
+	return summary
+}

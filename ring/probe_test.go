@@ -151,3 +151,27 @@ func TestSubmitReapAllocs(t *testing.T) {
 type counter struct{ count int }
 
 func (c *counter) Complete(CQE) { c.count++ }
+
+// TestSetupFlagNames pins the spelling used in the backend's log line.
+func TestSetupFlagNames(t *testing.T) {
+	cases := []struct {
+		flags uint32
+		want  string
+	}{
+		{0, "none"},
+		{SetupSingleIssuer | SetupDeferTaskrun, "SINGLE_ISSUER|DEFER_TASKRUN"},
+		{SetupSubmitAll | SetupCQSize | SetupNoSQArray, "CQSIZE|SUBMIT_ALL|NO_SQARRAY"},
+		{SetupCoopTaskrun | 1<<30, "COOP_TASKRUN|0x40000000"},
+	}
+	for _, c := range cases {
+		if got := SetupFlagNames(c.flags); got != c.want {
+			t.Errorf("SetupFlagNames(%#x) = %q, want %q", c.flags, got, c.want)
+		}
+	}
+	features := Features{SetupFlags: SetupSubmitAll, Bits: 0x3ffff, LastOp: 62, SendZC: true}
+	want := "setup SUBMIT_ALL, features 0x3ffff, ops up to 62, no multishot accept, no multishot recv, " +
+		"no buffer rings, send zc, no msg ring, no registered ring fds"
+	if got := features.String(); got != want {
+		t.Errorf("Features.String() = %q, want %q", got, want)
+	}
+}

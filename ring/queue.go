@@ -96,14 +96,14 @@ func (r *Ring) Submit() (int, error) {
 	} else if pending == 0 {
 		return 0, nil
 	}
-	return r.enter(pending, 0, flags, nil)
+	return r.enter(pending, 0, flags, nil, time.Time{})
 }
 
 // SubmitAndWait submits every prepared SQE, then waits until at least
 // waitCount CQEs are ready or timeout passes (timeout <= 0: no timeout). With
 // waitCount 0 it never blocks but still runs deferred completions, which makes
 // it the call for a polling loop. On timeout it returns ErrTimeout. An EINTR
-// restarts the wait with the whole timeout. EBUSY or EAGAIN mean the kernel
+// restarts the wait with what is left of the timeout. EBUSY or EAGAIN mean the kernel
 // cannot take more work until completions are reaped: reap, then call again.
 // liburing:
 // io_uring_submit_and_wait_timeout.
@@ -112,12 +112,14 @@ func (r *Ring) SubmitAndWait(waitCount uint32, timeout time.Duration) (int, erro
 	invariant.Assert(waitCount <= r.cq.entries, "waiting for more CQEs than the CQ holds")
 	pending := r.flush()
 	var arg *geteventsArg
+	var deadline time.Time
 	if timeout > 0 && waitCount > 0 {
+		deadline = time.Now().Add(timeout)
 		r.waitTime = unix.NsecToTimespec(int64(timeout))
 		r.waitArg = geteventsArg{ts: uint64(uintptr(unsafe.Pointer(&r.waitTime)))}
 		arg = &r.waitArg
 	}
-	submitted, err := r.enter(pending, waitCount, enterGetEvents, arg)
+	submitted, err := r.enter(pending, waitCount, enterGetEvents, arg, deadline)
 	if errors.Is(err, unix.ETIME) {
 		return submitted, ErrTimeout
 	}
@@ -125,9 +127,10 @@ func (r *Ring) SubmitAndWait(waitCount uint32, timeout time.Duration) (int, erro
 }
 
 // enter calls io_uring_enter(2) through Syscall6 (the runtime must know the
-// thread may block, or a GC waits for it), retrying EINTR. liburing:
+// thread may block, or a GC waits for it), retrying EINTR; a timed wait
+// resumes with the time left until deadline. liburing:
 // __sys_io_uring_enter2.
-func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg) (int, error) {
+func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg, deadline time.Time) (int, error) {
 	flags |= r.enterFlags
 	var argPointer, argBytes uintptr
 	if arg != nil {
@@ -141,6 +144,13 @@ func (r *Ring) enter(submit, waitCount, flags uint32, arg *geteventsArg) (int, e
 		if errno == unix.EINTR {
 			// A retry must not resubmit what the kernel already consumed.
 			submit = r.sq.tailNew - atomic.LoadUint32(r.sq.head)
+			if arg != nil {
+				left := time.Until(deadline)
+				if left <= 0 {
+					return 0, unix.ETIME
+				}
+				r.waitTime = unix.NsecToTimespec(int64(left))
+			}
 			continue
 		}
 		if errno != 0 {

@@ -336,3 +336,57 @@ func TestSubmitFromAnotherThread(t *testing.T) {
 		t.Fatalf("NOP from the owner after the refused submit: %v", cqe.Err())
 	}
 }
+
+// TestTimedWaitSurvivesSignals interrupts a 1 s SubmitAndWait with a
+// signal every 100 ms (SIGURG, which the Go runtime tolerates): each EINTR
+// must resume the wait with the time left, so the call ends near 1 s with
+// ErrTimeout. A wait that restarted its timeout per signal would end after
+// the last signal plus 1 s (1.8 s). Wall-clock bound, so long mode only.
+func TestTimedWaitSurvivesSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test: runs without -short")
+	}
+	r := newTestRing(t, Options{SQEntries: 4})
+	const timeout, interval, signalsMax = time.Second, 100 * time.Millisecond, 8
+	tid := unix.Gettid()
+	stop := make(chan struct{})
+	sent := make(chan int)
+	go func() {
+		count := 0
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for count < signalsMax {
+			select {
+			case <-stop:
+				sent <- count
+				return
+			case <-ticker.C:
+			}
+			if inEnter(tid) && unix.Tgkill(unix.Getpid(), tid, unix.SIGURG) == nil {
+				count++
+			}
+		}
+		<-stop
+		sent <- count
+	}()
+	start := time.Now()
+	_, err := r.SubmitAndWait(1, timeout)
+	elapsed := time.Since(start)
+	close(stop)
+	signals := <-sent
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("SubmitAndWait: %v, want ErrTimeout", err)
+	}
+	if signals < signalsMax {
+		t.Skipf("only %d of %d signals reached the waiting thread: too loaded to test", signals, signalsMax)
+	}
+	if elapsed < timeout || elapsed > timeout+timeout/2 {
+		t.Fatalf("a %v wait interrupted by %d signals took %v", timeout, signals, elapsed)
+	}
+}
+
+// inEnter reports whether thread tid is inside io_uring_enter.
+func inEnter(tid int) bool {
+	syscall, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/syscall")
+	return err == nil && strings.HasPrefix(string(syscall), strconv.Itoa(unix.SYS_IO_URING_ENTER)+" ")
+}

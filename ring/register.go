@@ -27,24 +27,41 @@ func register(fd int, opcode uintptr, arg unsafe.Pointer, count uint32) error {
 	return unix.EINTR
 }
 
-// RegisterBuffers registers every buffer of pool as the ring's fixed
-// buffers: buffer i is fixed buffer index i, and the kernel pins its pages
-// once instead of per operation. A ring holds at most one pool.
+// RegisterBuffers registers every buffer of the pools as the ring's fixed
+// buffers, pool after pool: buffer i of a pool is fixed buffer index
+// base+i, where base is the number of buffers of the pools before it. The
+// kernel pins the pages once instead of per operation. A ring holds one
+// table at a time, of at most PoolBuffersMax buffers.
 // liburing: io_uring_register_buffers.
-func (r *Ring) RegisterBuffers(pool *Pool) error {
+func (r *Ring) RegisterBuffers(pools ...*Pool) error {
 	r.assertOwner()
-	invariant.Assert(r.pool == nil, "ring already holds fixed buffers")
-	invariant.Assert(pool.registered == nil, "pool already registered with a ring")
-	iovecs := make([]unix.Iovec, pool.Len())
-	for i := range iovecs {
-		iovecs[i].Base = &pool.memory[i*pool.bufferBytes]
-		iovecs[i].SetLen(pool.bufferBytes)
+	invariant.Assert(len(r.pools) == 0, "ring already holds fixed buffers")
+	invariant.Assert(len(pools) > 0, "no pools to register")
+	count := 0
+	for _, pool := range pools {
+		invariant.Assert(pool.registered == nil, "pool already registered with a ring")
+		count += pool.Len()
+	}
+	if count > PoolBuffersMax {
+		return fmt.Errorf("ring: register %d fixed buffers, more than %d", count, PoolBuffersMax)
+	}
+	iovecs := make([]unix.Iovec, 0, count)
+	for _, pool := range pools {
+		for i := range pool.Len() {
+			iovec := unix.Iovec{Base: &pool.memory[i*pool.bufferBytes]}
+			iovec.SetLen(pool.bufferBytes)
+			iovecs = append(iovecs, iovec)
+		}
 	}
 	if err := register(r.fd, registerBuffers, unsafe.Pointer(&iovecs[0]), uint32(len(iovecs))); err != nil {
-		return fmt.Errorf("ring: register %d fixed buffers of %d bytes: %w", len(iovecs), pool.bufferBytes, err)
+		return fmt.Errorf("ring: register %d fixed buffers in %d pools: %w", len(iovecs), len(pools), err)
 	}
-	r.pool = pool
-	pool.registered = r
+	base := 0
+	for _, pool := range pools {
+		pool.registered, pool.fixedBase = r, base
+		base += pool.Len()
+	}
+	r.pools = append(r.pools[:0], pools...)
 	return nil
 }
 
@@ -52,14 +69,24 @@ func (r *Ring) RegisterBuffers(pool *Pool) error {
 // liburing: io_uring_unregister_buffers.
 func (r *Ring) UnregisterBuffers() error {
 	r.assertOwner()
-	invariant.Assert(r.pool != nil, "ring holds no fixed buffers")
-	invariant.Assert(r.pool.lentCount == 0, "fixed buffers unregistered while lent")
+	invariant.Assert(len(r.pools) > 0, "ring holds no fixed buffers")
+	for _, pool := range r.pools {
+		invariant.Assert(pool.lentCount == 0, "fixed buffers unregistered while lent")
+	}
 	if err := register(r.fd, unregisterBuffers, nil, 0); err != nil {
 		return fmt.Errorf("ring: unregister fixed buffers: %w", err)
 	}
-	r.pool.registered = nil
-	r.pool = nil
+	r.releasePools()
 	return nil
+}
+
+// releasePools forgets the fixed-buffer table.
+func (r *Ring) releasePools() {
+	for i, pool := range r.pools {
+		pool.registered = nil
+		r.pools[i] = nil
+	}
+	r.pools = r.pools[:0]
 }
 
 // RegisterFiles registers fds as the ring's fixed files (slot i holds

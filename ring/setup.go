@@ -58,7 +58,7 @@ type Ring struct {
 	waitTime   unix.Timespec
 	bufRingsN  int
 	filesCount int
-	pool       *Pool // registered fixed buffers, if any
+	pools      []*Pool // registered fixed buffers, in index order
 }
 
 type submissionQueue struct {
@@ -307,11 +307,7 @@ func (r *Ring) Close() error {
 		first = register(r.fd, unregisterRingFDs, unsafe.Pointer(&update), 1)
 		r.ringFDIndex = -1
 	}
-	if r.pool != nil {
-		// The kernel drops the fixed buffer table with the ring.
-		r.pool.registered = nil
-		r.pool = nil
-	}
+	r.releasePools() // The kernel drops the fixed buffer table with the ring.
 	munmap(r.sqeMemory)
 	munmap(r.ringMemory)
 	r.sq = submissionQueue{}

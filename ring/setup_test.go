@@ -1,6 +1,9 @@
 package ring
 
 import (
+	"errors"
+	"runtime"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -54,10 +57,7 @@ func TestABISizes(t *testing.T) {
 // relations that must hold between the probed facts.
 func TestProbeReportsKernel(t *testing.T) {
 	features := probeOrSkip(t)
-	t.Logf("setup flags %#x, features %#x, last op %d, multishot accept %v, recv multishot %v, "+
-		"buffer rings %v, send zc %v, msg ring %v, ring fds %v", features.SetupFlags, features.Bits,
-		features.LastOp, features.MultishotAccept, features.RecvMultishot, features.BufferRings,
-		features.SendZC, features.MsgRing, features.RingFDs)
+	t.Logf("%v", &features)
 	if !features.Supports(OpNop) {
 		t.Error("NOP not supported, yet the probe succeeded")
 	}
@@ -91,4 +91,55 @@ func TestNopRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSharedRingAcrossThreads uses a Shared ring from two locked threads in
+// turn (serialised by a mutex, as Options.Shared asks): every NOP each
+// submits must complete, and no submit may be refused as a foreign issuer.
+func TestSharedRingAcrossThreads(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8, Shared: true})
+	if r.SetupFlags()&SetupSingleIssuer != 0 {
+		t.Fatal("a shared ring was created single-issuer")
+	}
+	var lock sync.Mutex
+	errs := make(chan error, 2)
+	for worker := range uint64(2) {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for round := range uint64(50) {
+				lock.Lock()
+				err := sharedRoundTrip(r, worker<<32|round)
+				lock.Unlock()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sharedRoundTrip submits one NOP and waits for its CQE.
+func sharedRoundTrip(r *Ring, userData uint64) error {
+	sqe, ok := r.SQE()
+	if !ok {
+		return errors.New("SQ full")
+	}
+	sqe.PrepNop()
+	sqe.SetUserData(userData)
+	if _, err := r.SubmitAndWait(1, waitTimeout); err != nil {
+		return err
+	}
+	var batch [1]CQE
+	if r.ReapInto(batch[:]) != 1 || batch[0].UserData != userData {
+		return errors.New("NOP completion missing or foreign")
+	}
+	return nil
 }

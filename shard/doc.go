@@ -67,6 +67,14 @@
 // shard (Shard.Send; the *Conn travels in Message.Data and is touched only
 // back on its own shard).
 //
+// # Data plane
+//
+// Data (data_*.go, described in data_doc.go) runs the partitions: each
+// partition is owned by the shard OwnerOf names; ops start on the
+// connection's shard (DataShard.Append, Poll, StoreOffset, ...), run on the
+// owner's engine.Partition, and complete back on the connection's shard.
+// Storage is the engine.Storage over a shard's backend.
+//
 // # Invariants
 //
 //  1. Only a shard's own thread touches its state: connections, timers,

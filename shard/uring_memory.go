@@ -54,7 +54,9 @@ func (m *uringMemory) alloc(size int) []byte {
 // the pools can give: a bounce for a slice they do not own, which the op
 // then moves only a prefix of when it is shorter.
 func (m *uringMemory) allocPooled(size int) []byte {
-	for class := uringClassOf(size); class >= 0; class-- {
+	// A slice larger than the largest class bounces through that class,
+	// a part at a time.
+	for class := min(uringClassOf(size), uringClassCount-1); class >= 0; class-- {
 		if bytes, ok := m.acquire(class); ok {
 			return bytes[:min(size, len(bytes))]
 		}

@@ -267,6 +267,10 @@ func StampBatch(batch []byte, partitionID, baseOffset, baseTimestamp uint64) {
 	binary.LittleEndian.PutUint64(batch[batchOffsetBaseOffset:], baseOffset)
 	binary.LittleEndian.PutUint64(batch[batchOffsetBaseTimestamp:], baseTimestamp)
 	binary.LittleEndian.PutUint64(batch[batchOffsetChecksum:], BatchChecksum(batch))
+	if invariant.Enabled {
+		_, err := VerifyRecord(batch)
+		invariant.Assert(err == nil, "wire: a stamped batch does not verify")
+	}
 }
 
 // Messages returns an iterator over the frames of one batch record. The

@@ -79,6 +79,10 @@ func EncodeBatch(dst []byte, messages []OutgoingMessage) int {
 	sums.flush(&hasher)
 	binary.LittleEndian.PutUint64(dst[batchOffsetChecksum:], hasher.Sum64())
 	invariant.Assert(position == size, "wire: batch frames differ from BatchBytes")
+	if invariant.Enabled {
+		_, err := ValidateBatch(dst[:size])
+		invariant.Assert(err == nil, "wire: an encoded batch does not validate")
+	}
 	return size
 }
 
@@ -121,6 +125,14 @@ func (s *BatchSlice) Bytes() int { return BatchHeaderBytes + len(s.Frames) }
 // batch_length, message_count and batch_checksum for the served frames
 // (§8.5, §15 #8).
 func SliceBatch(batch []byte, offsetFirst uint64, countMax uint32) (slice BatchSlice, ok bool) {
+	return SliceBatchWithin(batch, offsetFirst, countMax, math.MaxInt)
+}
+
+// SliceBatchWithin is SliceBatch with the record (header and frames) kept
+// within recordBytesMax, except that the first qualifying message is
+// always served.
+func SliceBatchWithin(batch []byte, offsetFirst uint64, countMax uint32, recordBytesMax int) (
+	slice BatchSlice, ok bool) {
 	header := readBatchHeader(batch)
 	invariant.Assert(header.BatchLength == uint64(len(batch)), "wire: slicing a batch whose length field differs")
 	if countMax == 0 {
@@ -132,6 +144,9 @@ func SliceBatch(batch []byte, offsetFirst uint64, countMax uint32) (slice BatchS
 		offset := header.BaseOffset + uint64(message.OffsetDelta)
 		frameEnd := position + message.FrameBytes()
 		if offset >= offsetFirst {
+			if framesStart >= 0 && BatchHeaderBytes+frameEnd-framesStart > recordBytesMax {
+				break
+			}
 			if framesStart < 0 {
 				framesStart = position
 				slice.OffsetFirst = offset
@@ -153,6 +168,10 @@ func SliceBatch(batch []byte, offsetFirst uint64, countMax uint32) (slice BatchS
 	binary.LittleEndian.PutUint64(slice.Header[batchOffsetLength:], uint64(slice.Bytes()))
 	binary.LittleEndian.PutUint32(slice.Header[batchOffsetMessageCount:], slice.MessageCount)
 	binary.LittleEndian.PutUint64(slice.Header[batchOffsetChecksum:], sliceChecksum(&slice))
+	if invariant.Enabled {
+		_, err := VerifyRecord(append(slice.Header[:], slice.Frames...))
+		invariant.Assert(err == nil, "wire: a sliced record does not verify")
+	}
 	return slice, true
 }
 

@@ -51,7 +51,7 @@ func (s Status) Known() bool {
 }
 
 func (s Status) Error() string {
-	return "wire: status " + strconv.FormatUint(uint64(s), 10) + " " + s.String() + ": " + s.Message()
+	return "wire: status " + strconv.FormatUint(uint64(s), 10) + " " + s.String()
 }
 
 // Status lets a Status satisfy ErrStatus.

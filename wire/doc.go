@@ -19,10 +19,15 @@
 // SendMessages and PollMessages decode without allocating.
 //
 // Server side: DecodeRequest (or an Assembler fed by partial reads), then
-// RequestHeader.CommandCode, then decode the body into its type; answer
-// with EncodeReply, EncodeStatusReply, EncodeResultReply or an
-// EvictionHeader. Client side: EncodeRequest, then DecodeReply, Reply.Err
-// and the payload type of the command (NewReplyPayload lists them).
+// Classify (drop, dispatch, login, logout, status or eviction per §3 and
+// §15), then RequestSet.Decode (one reusable value per body type, no
+// allocation per request); answer with EncodeReply, EncodeStatusReply,
+// EncodeResultReply or an EvictionHeader. Admission is ValidateBatch then
+// StampBatch; a poll reply is PlanPoll over stored batches (sliced headers
+// and views of stored frames) then one vectored write, or EncodePoll.
+//
+// Client side: EncodeRequest, then DecodeReply, Reply.Err and the payload
+// type of the command (NewReplyPayload lists them).
 //
 // # Frame header (256 bytes, both directions, §2)
 //

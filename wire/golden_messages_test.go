@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"testing"
 )
@@ -35,6 +36,8 @@ type batchVectors struct {
 	Send struct {
 		Frame       string `json:"frame_hex"`
 		Payload     string `json:"payload_hex"`
+		Metadata    string `json:"metadata_hex"`
+		ReplyBody   string `json:"reply_body_hex"`
 		ReplyFrame  string `json:"reply_frame_hex"`
 		BatchHeader struct {
 			Checksum        string `json:"batch_checksum@40"`
@@ -137,6 +140,58 @@ func TestGoldenMessageBatch(t *testing.T) {
 	}
 	checkPollReplies(t, stored, &vectors)
 	checkHashReferences(t, &vectors)
+	checkBatchFrames(t, &vectors)
+}
+
+// checkBatchFrames covers the remaining hex of messages_batch.json: each
+// message frame, the metadata section, the poll request and both reply
+// frames, built by the encoders a client and a server use.
+func checkBatchFrames(t *testing.T, vectors *batchVectors) {
+	if len(vectors.Send.Messages) != 3 || len(vectors.Poll.Messages) != 3 ||
+		len(vectors.Hashes.Keys) != 3 || len(vectors.Hashes.XXH3) != 3 {
+		t.Fatal("messages_batch.json changed shape: update the test")
+	}
+	batch := expectedSendMessages(t).Batch
+	position := BatchHeaderBytes
+	for i, message := range vectors.Send.Messages {
+		frame := unhex(t, message.Frame)
+		if !bytes.Equal(batch[position:position+len(frame)], frame) ||
+			!bytes.Equal(frame, unhex(t, vectors.Poll.Messages[i].Frame)) {
+			t.Fatalf("message frame %d differs", i)
+		}
+		position += len(frame)
+	}
+	payload := unhex(t, vectors.Send.Payload)
+	if !bytes.Equal(payload[4:4+binary.LittleEndian.Uint32(payload)], unhex(t, vectors.Send.Metadata)) {
+		t.Fatal("metadata section differs")
+	}
+	client := Uint128{Lo: 0x0807060504030201, Hi: 0x100f0e0d0c0b0a09}
+	poll := PollMessages{Consumer: Consumer{Kind: ConsumerSingle, ID: NumericID(7)}, Stream: stream1,
+		Topic: topicOrders, Partition: PartitionOf(2), Strategy: Strategy{Kind: StrategyOffset, Value: 100}, Count: 10}
+	request := make([]byte, RequestBytes(&poll))
+	EncodeRequest(request, RequestHeader{Client: client, Request: 11, Session: 1,
+		Operation: OperationNonReplicated, Code: CodePollMessages}, &poll)
+	if !bytes.Equal(request, unhex(t, vectors.Poll.RequestFrame)) {
+		t.Fatalf("poll request\n%x\nwant\n%s", request, vectors.Poll.RequestFrame)
+	}
+	header := ReplyHeader{Client: client, Request: 11, Op: 1, Commit: 1, Operation: OperationSendMessages}
+	confirmations := SendConfirmations{{StreamID: 1, TopicID: 0, PartitionID: 2, BaseOffset: 100}}
+	sendReply := make([]byte, ReplyBytes(header.Operation, confirmations))
+	EncodeReply(sendReply, header, confirmations)
+	if !bytes.Equal(sendReply, unhex(t, vectors.Send.ReplyFrame)) ||
+		!bytes.Equal(sendReply[HeaderBytes:], unhex(t, vectors.Send.ReplyBody)) {
+		t.Fatalf("send reply\n%x\nwant\n%s", sendReply, vectors.Send.ReplyFrame)
+	}
+	header.Operation = OperationNonReplicated
+	var polled PolledMessages
+	if err := DecodeAll(&polled, unhex(t, vectors.Poll.Payload)); err != nil {
+		t.Fatal(err)
+	}
+	pollReply := make([]byte, ReplyBytes(header.Operation, &polled))
+	EncodeReply(pollReply, header, &polled)
+	if !bytes.Equal(pollReply, unhex(t, vectors.Poll.ReplyFrame)) {
+		t.Fatalf("poll reply\n%x\nwant\n%s", pollReply, vectors.Poll.ReplyFrame)
+	}
 }
 
 func checkAdmission(t *testing.T, batch []byte, vectors *batchVectors) {

@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/whippetio/whippet/internal/invariant"
 )
 
 // IdentifierKind is the first byte of an identifier (§1.2).
@@ -129,6 +131,15 @@ type Consumer struct {
 // EncodedSize returns the consumer's wire size.
 func (c Consumer) EncodedSize() int { return 1 + c.ID.EncodedSize() }
 
+// Key returns the number the reference server keys a consumer's offsets
+// by (§1.3, §8.6): a numeric id itself, a name through XXH32 with seed 0.
+func (c Consumer) Key() uint32 {
+	if c.ID.Kind == IdentifierNumeric {
+		return c.ID.ID
+	}
+	return XXH32(c.ID.Name, 0)
+}
+
 func (e *encoder) consumer(c Consumer) {
 	e.u8(uint8(c.Kind))
 	e.identifier(c.ID)
@@ -216,6 +227,7 @@ func (p Partitioning) EncodedSize() int {
 // partitions (§1.5); next is the round-robin cursor for Balanced, advanced
 // by the caller. partitionCount must be positive.
 func (p Partitioning) Select(partitionCount uint32, next uint32) uint32 {
+	invariant.Assert(partitionCount > 0, "wire: selecting a partition of a topic without partitions")
 	switch p.Kind {
 	case PartitioningPartitionID:
 		return p.PartitionID

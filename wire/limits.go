@@ -78,6 +78,16 @@ const (
 	ExpiryNever = ^uint64(0)
 )
 
+// Topic setting bounds and defaults (§6.5, §1.9).
+const (
+	SegmentBytesMin                     = 1 << 20
+	SegmentBytesMax                     = 1 << 30
+	SegmentBytesAlignment               = 512
+	SegmentBytesDefault                 = SegmentBytesMax
+	MessagesRequiredToSaveDefault       = 1024
+	SizeOfMessagesRequiredToSaveDefault = 1 << 20
+)
+
 // ProtocolVersion is the packed protocol version this package speaks
 // (§1.10): 0.11.0.
 var ProtocolVersion = PackVersion(0, 11, 0)

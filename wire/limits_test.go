@@ -32,6 +32,9 @@ func TestLimits(t *testing.T) {
 		{!VersionAccepted(PackVersion(0, 10, 9), ProtocolVersion, ProtocolVersion), "older minors are not"},
 		{unsafe.Sizeof(Uint128{}) == 16, "Uint128 is two words"},
 		{ResultReplyBytes == HeaderBytes+12, "a committed rejection is one result entry"},
+		{SegmentBytesMin%SegmentBytesAlignment == 0 && SegmentBytesMax%SegmentBytesAlignment == 0,
+			"segment bounds are themselves legal segment sizes"},
+		{SegmentBytesDefault >= SegmentBytesMin && SegmentBytesDefault <= SegmentBytesMax, "the default is in bounds"},
 	}
 	for _, check := range checks {
 		if !check.ok {

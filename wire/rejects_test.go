@@ -214,3 +214,14 @@ func TestAssemblerRejectsBadSize(t *testing.T) {
 		t.Fatal("size 100 accepted")
 	}
 }
+
+// TestConsumerKey: numeric consumers key by number, named ones by XXH32
+// of the name (the reference value of messages_batch.json).
+func TestConsumerKey(t *testing.T) {
+	if key := (Consumer{Kind: ConsumerSingle, ID: NumericID(7)}).Key(); key != 7 {
+		t.Fatalf("numeric key %d", key)
+	}
+	if key := (Consumer{Kind: ConsumerSingle, ID: NamedID("order-key-1")}).Key(); key != 0x0d3fe0e1 {
+		t.Fatalf("named key %#x", key)
+	}
+}

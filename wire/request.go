@@ -52,6 +52,17 @@ func EncodeRequest(dst []byte, header RequestHeader, body Body) int {
 	return size
 }
 
+// StampRequest writes the session fields of an encoded request in place:
+// client id @128, request id @168 and session @184. A client that
+// pipelines assigns request ids at the moment it writes, so ids leave in
+// increasing order (§5.4).
+func StampRequest(frame []byte, client Uint128, request, session uint64) {
+	invariant.Assert(len(frame) >= HeaderBytes, "wire: stamping a request shorter than its header")
+	writeUint128(frame[offsetClient:], client)
+	binary.LittleEndian.PutUint64(frame[offsetRequest:], request)
+	binary.LittleEndian.PutUint64(frame[offsetSession:], session)
+}
+
 // StampRequestChecksum sets request_checksum @144 of an encoded request to
 // XXH3-64 of its body widened to 128 bits, as the Rust SDK does for
 // metadata writes (§2.2).

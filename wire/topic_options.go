@@ -7,16 +7,6 @@ import (
 	"strings"
 )
 
-// Topic setting bounds and defaults (§6.5, §1.9).
-const (
-	SegmentBytesMin                  = 1 << 20
-	SegmentBytesMax                  = 1 << 30
-	SegmentBytesAlignment            = 512
-	SegmentBytesDefault              = SegmentBytesMax
-	MessagesRequiredToSaveDefault    = 1024
-	SizeOfMessagesRequiredToSaveDflt = 1 << 20
-)
-
 // Durability levels of our `durability` topic option (§15 #9).
 const (
 	DurabilityMemory     = "memory"
@@ -43,7 +33,7 @@ func DefaultTopicSettings() TopicSettings {
 	return TopicSettings{
 		Compression: CompressionNone, MessageExpiry: ExpiryNever, MaxTopicSize: ExpiryNever,
 		SegmentSize: SegmentBytesDefault, MessagesRequiredToSave: MessagesRequiredToSaveDefault,
-		SizeOfMessagesRequiredToSave: SizeOfMessagesRequiredToSaveDflt, Durability: DurabilityPersisted,
+		SizeOfMessagesRequiredToSave: SizeOfMessagesRequiredToSaveDefault, Durability: DurabilityPersisted,
 	}
 }
 
@@ -127,7 +117,7 @@ func (s *TopicSettings) applyOne(key string, value HeaderValue) error {
 	case OptionSizeOfMessagesRequiredToSave:
 		s.SizeOfMessagesRequiredToSave, ok = optionUint64(value, parseByteSize)
 		if s.SizeOfMessagesRequiredToSave == 0 {
-			s.SizeOfMessagesRequiredToSave = SizeOfMessagesRequiredToSaveDflt
+			s.SizeOfMessagesRequiredToSave = SizeOfMessagesRequiredToSaveDefault
 		}
 	case OptionPreallocateSegments:
 		s.PreallocateSegments, ok = optionBool(value)

@@ -1,0 +1,37 @@
+package client
+
+import (
+	"context"
+	"testing"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// BenchmarkPipelinedSend measures SendMessages round trips of 10 × 1 KiB
+// messages from concurrent callers sharing one loopback connection.
+func BenchmarkPipelinedSend(b *testing.B) {
+	p := startPeer(b, func(_ int, frame []byte) ([][]byte, bool) {
+		return [][]byte{replyFrame(b, frame, wire.SendConfirmations{{PartitionID: 0}})}, false
+	})
+	client, err := Dial(context.Background(), testOptions(p.address()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	messages := make([]wire.OutgoingMessage, 10)
+	for i := range messages {
+		messages[i] = wire.OutgoingMessage{Payload: make([]byte, 1024)}
+	}
+	b.SetBytes(int64(10 * 1024))
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := client.SendMessages(context.Background(), stream1, topicOrders, wire.PartitionID(0),
+				messages); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,34 @@
+package client
+
+import (
+	"math/bits"
+	"sync"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// framePools recycle request frames by power-of-two size class, so a
+// producer sending batch after batch does not allocate a frame per send.
+// A frame returns to its pool once its call is finished: after the write
+// nothing reads it, except a replay, which happens before the release.
+var framePools [bits.UintSize]sync.Pool
+
+func frameClass(size int) int { return bits.Len(uint(size - 1)) }
+
+// takeFrame returns a buffer of exactly size bytes.
+func takeFrame(size int) []byte {
+	class := frameClass(size)
+	if pooled, ok := framePools[class].Get().(*[]byte); ok {
+		return (*pooled)[:size]
+	}
+	return make([]byte, size, 1<<class)
+}
+
+// releaseFrame hands a frame taken with takeFrame back to its pool.
+func releaseFrame(frame []byte) {
+	if cap(frame) == 0 || cap(frame) > wire.FrameBytesMax || cap(frame)&(cap(frame)-1) != 0 {
+		return // not a pooled size class
+	}
+	frame = frame[:cap(frame)]
+	framePools[frameClass(cap(frame))].Put(&frame)
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInvalidConfigurationExitsTwo: a bad key stops the server before it
+// starts, with exit code 2 and a message naming the key.
+func TestInvalidConfigurationExitsTwo(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"bad backend", nil, []string{"WHIPPET_SYSTEM_SHARDING_BACKEND=bogus"}, "system.sharding.backend"},
+		{"bad size", nil, []string{"WHIPPET_SYSTEM_TOPIC_SEGMENT_SIZE=12 parsecs"}, "WHIPPET_SYSTEM_TOPIC_SEGMENT_SIZE"},
+		{"bad durability", nil, []string{"WHIPPET_SYSTEM_TOPIC_DURABILITY=carved"}, "system.topic.durability"},
+		{"missing file", []string{"--config", "/nonexistent/server.toml"}, nil, "/nonexistent/server.toml"},
+		{"bad profile", []string{"--profile", "heap"}, nil, "--profile"},
+		{"tls asked", nil, []string{"WHIPPET_TCP_TLS_ENABLED=true"}, "tcp.tls.enabled"},
+		{"cluster asked", nil, []string{"WHIPPET_CLUSTER_ENABLED=true", "WHIPPET_CLUSTER_AUTH_SHARED_SECRET=0123456789abcdef0123456789abcdef",
+			"WHIPPET_CLUSTER_NODES_0_NAME=a", "WHIPPET_CLUSTER_NODES_0_ADDRESS=127.0.0.1:1", "WHIPPET_CLUSTER_NODES_0_REPLICA_ADDRESS=127.0.0.1:2"},
+			"cluster.enabled"},
+	}
+	binary := serverBinary(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			command := exec.Command(binary, tc.args...)
+			command.Env = append([]string{"WHIPPET_SYSTEM_PATH=" + t.TempDir(), "WHIPPET_TCP_ADDRESS=127.0.0.1:0"},
+				tc.env...)
+			output, err := command.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitConfig {
+				t.Fatalf("exit %v, want code %d\n%s", err, exitConfig, output)
+			}
+			if !strings.Contains(string(output), tc.want) {
+				t.Fatalf("message does not name %q:\n%s", tc.want, output)
+			}
+		})
+	}
+}
+
+// TestConfigFile: WHIPPET_CONFIG_PATH names a file merged over the
+// default; the startup line names it, and its keys take effect.
+func TestConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.toml")
+	text := "[system.sharding]\nbackend = \"epoll\"\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "WHIPPET_CONFIG_PATH="+path)
+	logs := s.logs.String()
+	if !strings.Contains(logs, "config="+path) || !strings.Contains(logs, "backend=epoll") {
+		t.Fatalf("the file did not take effect:\n%s", logs)
+	}
+	check(t, "ping", s.dial(t).Ping(ctxTimeout(t)))
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// TestStreamsAndTopics: stream and topic commands with options, partitions
+// and segments, and the statuses of their refusals.
+func TestStreamsAndTopics(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "create a")(c.CreateStream(ctx, "a", nil))
+	second := must[*wire.StreamInfo](t, "create b")(c.CreateStream(ctx, "b", nil))
+	if second.ID != 1 {
+		t.Fatalf("second stream id %d, want 1", second.ID)
+	}
+	_, err := c.CreateStream(ctx, "a", nil)
+	wantStatus(t, "duplicate stream", err, wire.StatusStreamNameAlreadyExists)
+	_, err = c.CreateStream(ctx, "c", wire.Headers{wire.StringHeader("color", "red")})
+	wantStatus(t, "stream option", err, wire.StatusUnsupportedOptionKey)
+	check(t, "rename", c.UpdateStream(ctx, id(1), "bee", nil))
+	wantStatus(t, "rename to taken", c.UpdateStream(ctx, id(1), "a", nil), wire.StatusStreamNameAlreadyExists)
+	wantStatus(t, "update missing", c.UpdateStream(ctx, id(7), "x", nil), wire.StatusStreamIDNotFound)
+	streams := must[wire.StreamList](t, "streams")(c.GetStreams(ctx))
+	if len(streams) != 2 || streams[1].Name != "bee" {
+		t.Fatalf("streams %+v", streams)
+	}
+	options := wire.Headers{wire.Uint64Header(wire.OptionMessageExpiry, 3_600_000_000),
+		wire.StringHeader(wire.OptionCompressionAlgorithm, "gzip")}
+	topic := must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: wire.NamedID("a"),
+		PartitionsCount: 2, Name: "t", Options: options}))
+	if topic.MessageExpiry != 3_600_000_000 || topic.Compression != wire.CompressionGzip || len(topic.Options) != 2 ||
+		len(topic.DerivedOptions) == 0 {
+		t.Fatalf("topic %+v", topic.TopicInfo)
+	}
+	_, err = c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "t"})
+	wantStatus(t, "duplicate topic", err, wire.StatusTopicNameAlreadyExists)
+	_, err = c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(9), PartitionsCount: 1, Name: "u"})
+	wantStatus(t, "topic in missing stream", err, wire.StatusStreamIDNotFound)
+	_, err = c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "u",
+		Options: wire.Headers{wire.StringHeader("colour", "red")}})
+	wantStatus(t, "unknown topic option", err, wire.StatusUnsupportedOptionKey)
+	_, err = c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "u",
+		Options: wire.Headers{wire.StringHeader(wire.OptionCompressionAlgorithm, "zip")}})
+	wantStatus(t, "bad option value", err, wire.StatusInvalidOptionValue)
+	_, err = c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1001, Name: "u"})
+	wantStatus(t, "too many partitions", err, wire.StatusTooManyPartitions)
+	check(t, "update topic", c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: id(0), Topic: id(0), Name: "tt",
+		Options: wire.Headers{wire.Uint64Header(wire.OptionMessageExpiry, 60_000_000)}}))
+	wantStatus(t, "update with a create-only key", c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: id(0), Topic: id(0),
+		Name: "tt", Options: wire.Headers{wire.Uint64Header(wire.OptionSegmentSize, 1<<20)}}), wire.StatusUnsupportedOptionKey)
+	check(t, "add partitions", c.CreatePartitions(ctx, id(0), id(0), 3))
+	check(t, "remove partitions", c.DeletePartitions(ctx, id(0), id(0), 1))
+	wantStatus(t, "remove too many", c.DeletePartitions(ctx, id(0), id(0), 10), wire.StatusInvalidPartitionsCount)
+	wantStatus(t, "add zero", c.CreatePartitions(ctx, id(0), id(0), 0), wire.StatusTooManyPartitions)
+	must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(3), messages("x", 4)))
+	got := must[*wire.TopicDetails](t, "get topic")(c.GetTopic(ctx, wire.NamedID("a"), wire.NamedID("tt")))
+	if got.MessageExpiry != 60_000_000 || got.Compression != wire.CompressionGzip || len(got.Partitions) != 4 ||
+		got.MessagesCount != 4 || got.Partitions[3].CurrentOffset != 3 || got.Partitions[3].MessagesCount != 4 {
+		t.Fatalf("topic after updates %+v %+v", got.TopicInfo, got.Partitions)
+	}
+	check(t, "flush", c.FlushUnsavedBuffer(ctx, &wire.FlushUnsavedBuffer{Stream: id(0), Topic: id(0), PartitionID: 3,
+		Fsync: true}))
+	wantStatus(t, "flush a missing partition", c.FlushUnsavedBuffer(ctx, &wire.FlushUnsavedBuffer{Stream: id(0),
+		Topic: id(0), PartitionID: 9}), wire.StatusPartitionNotFound)
+	check(t, "delete segments", c.DeleteSegments(ctx, &wire.DeleteSegments{Stream: id(0), Topic: id(0), PartitionID: 3,
+		SegmentsCount: 1}))
+	wantStatus(t, "segments of a missing partition", c.DeleteSegments(ctx, &wire.DeleteSegments{Stream: id(0),
+		Topic: id(0), PartitionID: 30, SegmentsCount: 1}), wire.StatusPartitionNotFound)
+	stream := must[*wire.StreamDetails](t, "get stream")(c.GetStream(ctx, id(0)))
+	if stream.TopicsCount != 1 || len(stream.Topics) != 1 || stream.MessagesCount != 4 {
+		t.Fatalf("stream %+v", stream)
+	}
+	topics := must[wire.TopicList](t, "topics")(c.GetTopics(ctx, id(0)))
+	if len(topics) != 1 || topics[0].Name != "tt" {
+		t.Fatalf("topics %+v", topics)
+	}
+	check(t, "purge topic", c.PurgeTopic(ctx, id(0), id(0)))
+	purged := must[*wire.TopicDetails](t, "get purged")(c.GetTopic(ctx, id(0), id(0)))
+	if purged.MessagesCount != 0 {
+		t.Fatalf("purged topic holds %d messages", purged.MessagesCount)
+	}
+	must[wire.SendConfirmations](t, "send again")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(0), messages("y", 2)))
+	check(t, "purge stream", c.PurgeStream(ctx, id(0)))
+	check(t, "delete topic", c.DeleteTopic(ctx, id(0), id(0)))
+	wantStatus(t, "delete missing topic", c.DeleteTopic(ctx, id(0), id(0)), wire.StatusTopicIDNotFound)
+	if missing, err := c.GetTopic(ctx, id(0), id(0)); err == nil && missing != nil && missing.Name != "" {
+		t.Fatalf("deleted topic answered %+v", missing)
+	}
+	check(t, "delete stream", c.DeleteStream(ctx, wire.NamedID("bee")))
+	wantStatus(t, "delete missing stream", c.DeleteStream(ctx, id(1)), wire.StatusStreamIDNotFound)
+	again := must[*wire.StreamInfo](t, "reuse id")(c.CreateStream(ctx, "again", nil))
+	if again.ID != 1 {
+		t.Fatalf("new stream id %d, want the freed 1", again.ID)
+	}
+}
+
+// TestDeleteRemovesDirectories: deleting a topic and a stream leaves no
+// directories of theirs behind, and their ids are reused cleanly.
+func TestDeleteRemovesDirectories(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "d", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 3, Name: "t"}))
+	must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(2), messages("d", 3)))
+	topicDirectory := filepath.Join(s.dataDir, "streams", "0", "topics", "0")
+	if _, err := os.Stat(topicDirectory); err != nil {
+		t.Fatalf("topic directory: %v", err)
+	}
+	check(t, "delete topic", c.DeleteTopic(ctx, id(0), id(0)))
+	if _, err := os.Stat(topicDirectory); !os.IsNotExist(err) {
+		t.Fatalf("topic directory after delete: %v", err)
+	}
+	must[*wire.TopicDetails](t, "topic again")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "t2"}))
+	polled := must[*wire.PolledMessages](t, "poll the reused id")(c.PollMessages(ctx, &wire.PollMessages{
+		Consumer: single(1), Stream: id(0), Topic: id(0), Partition: wire.PartitionOf(0),
+		Strategy: wire.Strategy{Kind: wire.StrategyFirst}, Count: 10}))
+	if polled.MessagesCount != 0 {
+		t.Fatalf("a reused topic id serves %d old messages", polled.MessagesCount)
+	}
+	check(t, "delete stream", c.DeleteStream(ctx, id(0)))
+	if _, err := os.Stat(filepath.Join(s.dataDir, "streams", "0")); !os.IsNotExist(err) {
+		t.Fatalf("stream directory after delete: %v", err)
+	}
+}

@@ -1,0 +1,131 @@
+package configs
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/shard"
+)
+
+// Credentials of the root user created on the first start.
+type Credentials struct {
+	Username string
+	Password string
+}
+
+// RootCredentials reads WHIPPET_ROOT_USERNAME and WHIPPET_ROOT_PASSWORD
+// from environ; an unset one is Iggy's default, iggy.
+func RootCredentials(environ []string) Credentials {
+	credentials := Credentials{Username: lookupEnv(environ, EnvRootUsername),
+		Password: lookupEnv(environ, EnvRootPassword)}
+	if credentials.Username == "" {
+		credentials.Username = "iggy"
+	}
+	if credentials.Password == "" {
+		credentials.Password = "iggy"
+	}
+	return credentials
+}
+
+// LogLevel maps system.logging.level to a slog level.
+func (c *Config) LogLevel() slog.Level {
+	switch c.System.Logging.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// ServerOptions maps a validated configuration to the RPC front's and the
+// shard runtime's options. allowedCPUs are the CPUs the process may run
+// on: cpu_allocation "all" and a count pick from them.
+func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog.Logger) (shard.ServerOptions, error) {
+	if err := c.unsupported(); err != nil {
+		return shard.ServerOptions{}, err
+	}
+	cpus, err := c.cpus(allowedCPUs)
+	if err != nil {
+		return shard.ServerOptions{}, err
+	}
+	durability, err := engine.ParseDurability(c.System.Topic.Durability)
+	if err != nil {
+		return shard.ServerOptions{}, fmt.Errorf("%w: system.topic.durability: %v", ErrInvalid, err)
+	}
+	listen := ""
+	if c.TCP.Enabled {
+		listen = c.TCP.Address
+	}
+	options := shard.ServerOptions{
+		Runtime: shard.Options{CPUs: cpus, Backend: c.System.Sharding.Backend, Listen: listen,
+			Spin: c.System.Sharding.Spin.Std(), Logger: logger},
+		DataPath:           c.System.Path,
+		RootUsername:       root.Username,
+		RootPassword:       root.Password,
+		ClusterName:        c.Cluster.Name,
+		TokensPerUserMax:   c.PersonalAccessToken.MaxTokensPerUser,
+		ConnectionsMax:     c.TCP.MaxConnections,
+		RebalancingTimeout: c.ConsumerGroup.RebalancingTimeout.Std(),
+		SegmentBytes:       uint64(c.System.Topic.SegmentSize),
+		Durability:         durability,
+		CacheBytes:         int(c.System.Cache.BytesPerShard),
+		FrameBytesMax:      int(c.TCP.MaxFrameSize),
+		Logger:             logger,
+	}
+	if c.Heartbeat.Enabled {
+		options.HeartbeatInterval = c.Heartbeat.Interval.Std()
+	}
+	if c.DataMaintenance.Messages.CleanerEnabled {
+		options.MaintenanceInterval = c.DataMaintenance.Messages.Interval.Std()
+	}
+	return options, nil
+}
+
+// cpus resolves system.sharding.cpu_allocation against the allowed CPUs.
+func (c *Config) cpus(allowed []int) ([]int, error) {
+	text := strings.TrimSpace(c.System.Sharding.CPUAllocation)
+	if text == "all" {
+		return allowed, nil
+	}
+	if count, err := strconv.Atoi(text); err == nil {
+		if count < 1 || count > len(allowed) {
+			return nil, fmt.Errorf("%w: system.sharding.cpu_allocation: %d CPUs asked, %d allowed", ErrInvalid,
+				count, len(allowed))
+		}
+		return allowed[:count], nil
+	}
+	cpus, err := ParseCPUs(text, len(allowed))
+	if err != nil {
+		return nil, fmt.Errorf("%w: system.sharding.cpu_allocation: %v", ErrInvalid, err)
+	}
+	return cpus, nil
+}
+
+// unsupported refuses settings this server cannot honour yet, naming the
+// key: serving plaintext where TLS was asked for, or one node where a
+// cluster was, would be worse than not starting.
+func (c *Config) unsupported() error {
+	switch {
+	case c.TCP.TLS.Enabled:
+		return fmt.Errorf("%w: tcp.tls.enabled: TLS is not offered by this server yet", ErrInvalid)
+	case c.Cluster.Enabled:
+		return fmt.Errorf("%w: cluster.enabled: replication is not wired into the server yet", ErrInvalid)
+	}
+	return nil
+}
+
+// Ignored lists enabled settings the server does not act on, one line
+// each for the startup log.
+func (c *Config) Ignored() []string {
+	var ignored []string
+	if c.HTTP.Enabled {
+		ignored = append(ignored, "http.enabled: the HTTP API and metrics endpoint are not served yet")
+	}
+	return ignored
+}

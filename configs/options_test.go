@@ -1,0 +1,58 @@
+package configs
+
+import (
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whippetio/whippet/engine"
+)
+
+// TestServerOptions: every mapped key reaches the server options, from
+// the default and from overrides.
+func TestServerOptions(t *testing.T) {
+	loaded, err := Load("", []string{"WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=2", "WHIPPET_SYSTEM_SHARDING_BACKEND=epoll",
+		"WHIPPET_TCP_ADDRESS=127.0.0.1:9999", "WHIPPET_SYSTEM_TOPIC_DURABILITY=written", "WHIPPET_HEARTBEAT_ENABLED=false",
+		"WHIPPET_SYSTEM_PATH=/srv/whippet", "WHIPPET_PERSONAL_ACCESS_TOKEN_MAX_TOKENS_PER_USER=7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := RootCredentials([]string{"WHIPPET_ROOT_PASSWORD=hunter22"})
+	options, err := loaded.Config.ServerOptions(root, []int{4, 5, 6}, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(options.Runtime.CPUs, []int{4, 5}) || options.Runtime.Backend != "epoll" ||
+		options.Runtime.Listen != "127.0.0.1:9999" || options.Runtime.Spin != 50*time.Microsecond {
+		t.Fatalf("runtime options %+v", options.Runtime)
+	}
+	if options.DataPath != "/srv/whippet" || options.Durability != engine.DurabilityWritten ||
+		options.SegmentBytes != 1<<30 || options.TokensPerUserMax != 7 || options.HeartbeatInterval != 0 ||
+		options.RebalancingTimeout != 30*time.Second || options.CacheBytes != 256<<20 || options.ConnectionsMax != 10000 {
+		t.Fatalf("server options %+v", options)
+	}
+	if options.RootUsername != "iggy" || options.RootPassword != "hunter22" {
+		t.Fatalf("root %q/%q", options.RootUsername, options.RootPassword)
+	}
+	defaults, _ := Load("", nil)
+	all, err := defaults.Config.ServerOptions(RootCredentials(nil), []int{0, 1, 2}, nil)
+	if err != nil || !slices.Equal(all.Runtime.CPUs, []int{0, 1, 2}) || all.HeartbeatInterval != 30*time.Second {
+		t.Fatalf("defaults: %+v %v", all.Runtime, err)
+	}
+}
+
+// TestServerOptionsRefusals: a CPU count beyond the allowed CPUs names
+// the key.
+func TestServerOptionsRefusals(t *testing.T) {
+	loaded, err := Load("", []string{"WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = loaded.Config.ServerOptions(RootCredentials(nil), []int{0, 1}, nil)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "system.sharding.cpu_allocation") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -1,0 +1,81 @@
+package engine
+
+// closer syncs and closes a partition's files one op at a time.
+type closer struct {
+	p     *Partition
+	op    Op
+	files []File
+	// syncs is how many of files are synced before the closes start.
+	syncs int
+	step  int
+}
+
+// Close waits for the writes, reads and maintenance in flight, syncs the
+// active segment (so a clean shutdown loses nothing under any
+// durability), closes every file and calls done once. Under
+// DurabilityMemory a write stalled by a full disk holds Close until a Tick
+// writes it: those batches were acknowledged.
+func (p *Partition) Close(done func(error)) {
+	if p.state == stateClosing || p.state == stateClosed {
+		done(ErrClosed)
+		return
+	}
+	if p.fatal != nil {
+		done(p.fatal)
+		return
+	}
+	p.state = stateClosing
+	p.closeDone = done
+	p.resume()
+}
+
+func (p *Partition) finishClose() {
+	c := &p.closer
+	c.p = p
+	c.op.Callback = c.stepDone
+	active := p.active()
+	c.files = append(c.files[:0], active.logFile, active.indexFile, p.offsets.file)
+	c.syncs = len(c.files)
+	for _, s := range p.segments {
+		c.files = append(c.files, s.logFile, s.indexFile)
+	}
+	c.files = append(c.files, p.offsets.file, p.directory)
+	c.step = 0
+	c.next()
+}
+
+// releaseBuffers hands the long-lived buffers back to the allocator; no
+// op is in flight once every file is closed.
+func (p *Partition) releaseBuffers() {
+	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer} {
+		p.options.Release(buffer)
+	}
+	p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil, nil, nil
+}
+
+func (c *closer) next() {
+	c.op.Code = OpClose
+	if c.step < c.syncs {
+		c.op.Code = OpSync
+	}
+	c.op.File = c.files[c.step]
+	c.p.storage.Submit(&c.op)
+}
+
+func (c *closer) stepDone(op *Op) {
+	p := c.p
+	if op.Err != nil && op.Code == OpSync {
+		p.fail(&FatalError{Op: "fdatasync at close", Path: p.options.Directory, Err: op.Err})
+		return
+	}
+	c.step++
+	if c.step < len(c.files) {
+		c.next()
+		return
+	}
+	p.state = stateClosed
+	p.releaseBuffers()
+	done := p.closeDone
+	p.closeDone = nil
+	done(nil)
+}

@@ -1,0 +1,138 @@
+// Package engine owns the storage of partitions: segments, the sparse
+// index, appends with group commit, polls, recovery, retention, consumer
+// offsets and the message-id dedup window. It runs inside one shard and
+// does all file I/O through the Storage interface it declares, so the same
+// code runs on the shard's io_uring ring, on DirectStorage (portable
+// pread/pwrite, O_DIRECT) and on enginetest's crashable storage. It is a
+// state machine driven by completions: no goroutines, no blocking, no
+// locks; one shard's thread calls it.
+//
+// engine may import wire (the batch layout) and internal/ only; never
+// shard, ring, vsr or configs. Stamping, verifying and slicing batch
+// records is wire's (wire.StampBatch, wire.VerifyRecord, wire.SliceBatch);
+// format.go keeps the header field readers and the offset_delta
+// contiguity check the engine relies on. engine/metadata holds the
+// metadata state machine and its log; engine/enginetest the test fakes.
+//
+// # Using a partition (shard)
+//
+//	OpenPartition(storage, options, done)   recover, then done(p, err)
+//	p.Append(&AppendOp{...})                Done after the topic's durability point
+//	p.Poll(&PollOp{...})                    Done with records appended to Out
+//	p.StoreOffset / DeleteOffset            consumer offsets, Done when stored
+//	p.Retain / DeleteSegments / Purge       whole-segment removal
+//	p.Sync(done)                            FlushUnsavedBuffer with fsync
+//	p.Tick()                                periodically: retries a stalled write
+//	p.Close(done) / p.Delete(done)
+//
+// Completions arrive through the Storage the partition was opened with;
+// the shard's loop reaps them and calls Op.Callback. Buffers handed to
+// Storage come from PartitionOptions.Allocate (ring-registered buffers in
+// production) and go back through Release at Close and Delete. Errors:
+// ErrCorrupt (wrapped in *CorruptError) refuses a partition or a read;
+// *FatalError (a failed fdatasync) means stop the process with its exit
+// code; the rest are operating errors for a status code.
+//
+// The topic option key "durability" (String: memory, written, persisted;
+// default persisted) selects PartitionOptions.Durability; segment_size,
+// message_expiry and max_topic_size map to SegmentBytes, Retain's
+// ExpiryMicros and SizeBytesMax (max_topic_size divided by the partition
+// count).
+//
+// # Directory layout
+//
+//	{partition}/
+//	  00000000000000000000.log    batch records, exactly the wire layout
+//	  00000000000000000000.index  sparse 24-byte entries
+//	  00000000000016000000.log    next segment, named by its first offset
+//	  00000000000016000000.index
+//	  offsets                     32-byte consumer offset slots
+//
+// # .log: batch records back to back (PROTOCOL.md §8.2–8.4, little-endian)
+//
+//	0        8             16              24                32             40               48            52        256
+//	+--------+-------------+---------------+-----------------+--------------+----------------+-------------+---------+
+//	|partition|base_offset |base_timestamp |origin_timestamp |batch_length  |batch_checksum  |message_count|reserved |
+//	|  u64   |    u64      |  u64 µs       |   u64 µs        | u64          | u64 XXH3-64    |    u32      | 0 x 204 |
+//	+--------+-------------+---------------+-----------------+--------------+----------------+-------------+---------+
+//	then message_count frames:
+//	0         8              24             28               32                 36               40        48
+//	+---------+--------------+--------------+----------------+------------------+----------------+---------+---------+-------------+
+//	|checksum | id u128      | offset_delta | timestamp_delta| user_headers_len | payload_length | reserved| payload | user headers|
+//	+---------+--------------+--------------+----------------+------------------+----------------+---------+---------+-------------+
+//
+// The stored record is what a poll serves: a reply copies it, or a sliced
+// view of it (header rewritten, frames untouched). O_DIRECT writes whole
+// blocks, so a .log may end in zero padding up to a 4096-byte boundary;
+// recovery treats a zero header within the last block as the clean end.
+//
+// # .index: one entry per write chunk, at least indexIntervalBytes apart
+//
+//	0          8             16            24
+//	+----------+-------------+-------------+
+//	| offset   | timestamp   | position    |   u64 each: the chunk's first
+//	+----------+-------------+-------------+   batch, its base_timestamp, its .log position
+//
+// # offsets: one 32-byte slot per consumer, rewritten in place
+//
+//	0      1          4       8          16          24           32
+//	+------+----------+-------+----------+-----------+------------+
+//	| kind | reserved | id u32| offset   | reserved  | XXH3-64 of |
+//	|  u8  |  0 x 3   |       |  u64     |  0 x 8    | bytes 0..24|
+//	+------+----------+-------+----------+-----------+------------+
+//
+// kind 1 is a consumer, 2 a consumer group, 0xff the purge generation
+// the last Purge recorded, 0 a free slot; a slot whose checksum fails was
+// torn and is ignored (the consumer may see redelivery, never a skip).
+//
+// # Write path
+//
+// Append stamps the batch (partition_id, base_offset, base_timestamp,
+// batch_checksum) in the pending write buffer. While a write or fdatasync
+// is in flight, appends accumulate; when it completes the pending buffer
+// goes out as one write (group commit). Each buffer starts with the file's
+// partial last block, because O_DIRECT writes whole aligned blocks. After
+// the write (and fdatasync under DurabilityPersisted) the group's first
+// batch gets an index entry, the batches enter the shard's cache, and the
+// appends are acknowledged. A segment whose size reached SegmentBytes is
+// sealed after the write that crossed it: fdatasync of its .log and
+// .index, creation of the next pair, fsync of the directory.
+//
+// # Invariants
+//
+//  1. Offsets in a partition are contiguous from the first stored offset:
+//     each segment starts at the previous one's end, and each batch's
+//     base_offset is the previous batch's last offset + 1.
+//  2. A poll never returns an offset at or above OffsetNext, the end of the
+//     acknowledged prefix; under DurabilityPersisted everything below it
+//     was fdatasynced before it was acknowledged.
+//  3. Only the last segment is written; sealed segments were fdatasynced
+//     (both files) before the next segment was created, and are immutable
+//     until retention removes them whole, oldest first.
+//  4. An index entry is written only after its batch's write (and
+//     fdatasync, when persisted) completed. So under DurabilityPersisted an
+//     entry on disk proves its batch was durable: damage at or before the
+//     last entry's position, or anywhere in a sealed segment, is
+//     corruption (ErrCorrupt, the partition refuses to open); damage after
+//     it is a torn tail, truncated and logged with bytes and offsets.
+//     Entries are at least indexIntervalBytes apart, so the witness trails
+//     the true durable end by less than that plus one write group; under
+//     written and memory durability every tail damage of the active
+//     segment is treated as torn.
+//  9. Bytes past a failed write are cut off before the next write, so an
+//     append that was refused never reappears at recovery; a file created
+//     by the engine (segment, offsets, metadata log) has its directory
+//     entry synced before anything written to it is acknowledged.
+//  5. A buffer handed to Storage is not written by the engine until its
+//     completion: the in-flight write buffer is never appended to (polls
+//     may read it); the pending one is. A disk read trusts only bytes below
+//     the segment size at the moment it was issued.
+//  6. A failed fdatasync is fatal (FatalError): never retried, every later
+//     op fails, shard stops the process with its own exit code.
+//  7. Retention and DeleteSegments never remove the active segment, nor a
+//     segment holding an offset above the least stored consumer offset.
+//  8. Recovery verifies every batch (layout, frame and batch checksums,
+//     offset continuity) before serving; reads from disk verify again.
+//
+// Limits are named in limits.go; TestLimits asserts how they relate.
+package engine

@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// startFlush issues the next group write: everything appended since the
+// last write was issued goes out in one write of the pending buffer,
+// which swaps with the in-flight one (group commit).
+func (p *Partition) startFlush() {
+	if p.flushPhase != flushIdle || p.pending.empty() || p.state != stateOpen {
+		return
+	}
+	invariant.Assert(p.inflight == nil, "no write in flight when idle")
+	active := p.active()
+	if active.sizeBytes >= p.options.SegmentBytes {
+		p.roll.start()
+		return
+	}
+	if p.pending.segment != active {
+		p.pending.rebase(active)
+	}
+	invariant.Assert(p.pending.filePosition+int64(p.pending.prefixBytes) == active.sizeBytes,
+		"pending buffer continues the active segment")
+	p.inflight = p.pending
+	if p.pending == &p.buffers[0] {
+		p.pending = &p.buffers[1]
+	} else {
+		p.pending = &p.buffers[0]
+	}
+	position, prefix := p.inflight.tail()
+	p.pending.reset(active, position, prefix)
+	p.submitWrite()
+}
+
+func (p *Partition) submitWrite() {
+	buffer := p.inflight
+	length := buffer.writeLength()
+	invariant.Assert(aligned(buffer.data), "write buffer is aligned")
+	p.flushPhase = flushWriting
+	p.flushOp.Code = OpWrite
+	p.flushOp.File = buffer.segment.logFile
+	p.flushOp.Buffer = buffer.data[:length]
+	p.flushOp.Position = buffer.filePosition
+	p.storage.Submit(&p.flushOp)
+}
+
+func (p *Partition) flushCallback(op *Op) {
+	switch p.flushPhase {
+	case flushWriting:
+		p.writeDone(op)
+	case flushSyncing:
+		p.syncDone(op)
+	case flushTruncating:
+		if op.Err != nil {
+			p.logger.Warn("truncating after a failed write failed; the next write overwrites", "error", op.Err)
+		}
+		p.flushPhase = flushIdle
+		p.startFlush()
+		p.resume()
+	default:
+		invariant.Assert(false, "flush completion in a flush phase")
+	}
+}
+
+func (p *Partition) writeDone(op *Op) {
+	buffer := p.inflight
+	if op.Err != nil {
+		p.writeFailed(op.Err)
+		return
+	}
+	invariant.Assert(op.Result == int64(len(op.Buffer)), "whole write completed")
+	buffer.segment.sizeBytes = buffer.filePosition + int64(buffer.used)
+	if p.options.Durability == DurabilityPersisted {
+		p.flushPhase = flushSyncing
+		p.flushOp.Code = OpSync
+		p.flushOp.Buffer = nil
+		p.storage.Submit(&p.flushOp)
+		return
+	}
+	p.flushDone()
+}
+
+func (p *Partition) syncDone(op *Op) {
+	if op.Err != nil {
+		p.fail(&FatalError{Op: "fdatasync", Path: p.inflight.segment.logPath(p.options.Directory), Err: op.Err})
+		return
+	}
+	p.flushDone()
+}
+
+// flushDone makes a completed group visible: index entry, cache, offsets,
+// then acknowledgements (after the state is consistent, because a Done
+// callback may append again).
+func (p *Partition) flushDone() {
+	defer p.checkInvariants()
+	buffer := p.inflight
+	target := buffer.segment
+	first := &buffer.batches[0]
+	target.addIndexEntry(indexEntry{
+		offset:    first.offsetFirst,
+		timestamp: first.timestamp,
+		position:  uint64(buffer.filePosition) + uint64(first.at),
+	})
+	for index := range buffer.batches {
+		batch := &buffer.batches[index]
+		invariant.Assert(batch.offsetFirst == target.offsetEnd, "written batches are contiguous")
+		p.cache.add(buffer.record(index))
+		target.offsetEnd = batch.offsetEnd()
+		target.timestampMax = batch.timestamp
+	}
+	if p.options.Durability != DurabilityMemory {
+		p.offsetVisible = target.offsetEnd
+	}
+	p.acks = append(p.acks[:0], buffer.ops...)
+	clear(buffer.ops)
+	buffer.ops = buffer.ops[:0]
+	buffer.batches = buffer.batches[:0]
+	p.inflight = nil
+	p.flushPhase = flushIdle
+	p.index.start()
+	p.startFlush()
+	for _, op := range p.acks {
+		op.Done(op)
+	}
+	clear(p.acks)
+	p.resume()
+}
+
+// writeFailed handles a failed log write (ENOSPC, EIO). Unacknowledged
+// appends fail and their offsets are handed out again; the bytes past the
+// segment's end on file are overwritten by the next write. Under
+// DurabilityMemory the batches were acknowledged already, so the write is
+// kept and retried by Tick.
+func (p *Partition) writeFailed(err error) {
+	buffer := p.inflight
+	wrapped := fmt.Errorf("engine: write %s: %w", buffer.segment.logPath(p.options.Directory), err)
+	p.logger.Warn("log write failed", "error", wrapped, "durability", p.options.Durability.String())
+	if p.options.Durability == DurabilityMemory {
+		p.flushPhase = flushStalled
+		return
+	}
+	p.inflight = nil
+	p.offsetNext = p.offsetVisible
+	p.dedup.reset()
+	other := p.pending
+	p.acks = append(p.acks[:0], buffer.ops...)
+	p.acks = append(p.acks, other.ops...)
+	other.reset(buffer.segment, buffer.filePosition, buffer.data[:buffer.prefixBytes])
+	buffer.reset(buffer.segment, buffer.filePosition, nil)
+	p.flushPhase = flushTruncating
+	p.flushOp.Code = OpTruncate
+	p.flushOp.Buffer = nil
+	p.flushOp.Position = buffer.segment.sizeBytes
+	p.storage.Submit(&p.flushOp)
+	for _, op := range p.acks {
+		op.Err = wrapped
+		op.Done(op)
+	}
+	clear(p.acks)
+}
+
+// Tick retries a stalled write; the shard calls it periodically.
+func (p *Partition) Tick() {
+	defer p.checkInvariants()
+	if p.flushPhase == flushStalled && p.fatal == nil {
+		if p.inflight != nil {
+			p.submitWrite()
+			return
+		}
+		p.flushPhase = flushIdle
+	}
+	p.startFlush()
+}
+
+// idle reports whether no write, roll or index write is in flight and
+// nothing waits to be written.
+func (p *Partition) idle() bool {
+	return p.flushPhase == flushIdle && p.pending.empty() && !p.index.busy
+}
+
+// resume restarts work that waited for the flush pipeline to drain.
+func (p *Partition) resume() {
+	if p.syncer.p != nil {
+		p.syncer.resume()
+	}
+	p.maintenance.resume()
+	p.read.resume()
+	if p.state == stateClosing && p.idle() && !p.read.busy() && !p.maintenance.busy() && !p.offsets.busy() &&
+		p.syncer.done == nil {
+		p.finishClose()
+	}
+}

@@ -1,0 +1,130 @@
+package engine
+
+import "github.com/whippetio/whippet/internal/invariant"
+
+// journalBatch locates one stamped batch inside a write buffer.
+type journalBatch struct {
+	offsetFirst uint64
+	count       uint32
+	timestamp   uint64
+	at          int // byte position in the buffer's data
+	length      int
+}
+
+func (b *journalBatch) offsetEnd() uint64 { return b.offsetFirst + uint64(b.count) }
+
+// writeBuffer is one of a partition's two aligned write buffers. data[0]
+// sits at the block-aligned filePosition of segment's .log; its first
+// prefixBytes are the file's partial tail block, rewritten by the next
+// write because O_DIRECT writes whole blocks. Batches follow the prefix.
+type writeBuffer struct {
+	data         []byte
+	used         int
+	prefixBytes  int
+	filePosition int64
+	segment      *segment
+	batches      []journalBatch
+	ops          []*AppendOp
+	allocate     func(int) []byte
+	release      func([]byte)
+}
+
+func newWriteBuffer(size int, allocate func(int) []byte, release func([]byte)) writeBuffer {
+	data := allocate(size)
+	invariant.Assert(aligned(data) && len(data) >= size, "allocated write buffer is aligned and large enough")
+	return writeBuffer{
+		allocate: allocate,
+		release:  release,
+		data:     data,
+		batches:  make([]journalBatch, 0, 64),
+		ops:      make([]*AppendOp, 0, 64),
+	}
+}
+
+func (b *writeBuffer) empty() bool { return len(b.batches) == 0 }
+
+// reset starts the buffer at a segment's end: prefix holds the bytes of the
+// file's partial last block (fewer than blockBytes).
+func (b *writeBuffer) reset(target *segment, position int64, prefix []byte) {
+	invariant.Assert(len(prefix) < blockBytes, "prefix is a partial block")
+	invariant.Assert(position%blockBytes == 0, "buffer starts on a block")
+	b.segment = target
+	b.filePosition = position
+	b.prefixBytes = copy(b.data, prefix)
+	b.used = b.prefixBytes
+	b.batches = b.batches[:0]
+	clear(b.ops)
+	b.ops = b.ops[:0]
+}
+
+// rebase moves the batches to a fresh segment (after a rollover): they are
+// now written at position 0 with no prefix.
+func (b *writeBuffer) rebase(target *segment) {
+	shift := b.prefixBytes
+	copy(b.data, b.data[shift:b.used])
+	b.used -= shift
+	for index := range b.batches {
+		b.batches[index].at -= shift
+	}
+	b.prefixBytes = 0
+	b.filePosition = 0
+	b.segment = target
+}
+
+// grow makes room for extra more bytes, keeping the contents. It is the
+// one allocation of the append path and happens only for a batch larger
+// than any before.
+func (b *writeBuffer) grow(extra int) bool {
+	need := b.used + extra + blockBytes
+	if need <= len(b.data) {
+		return true
+	}
+	if need > journalBytesMax {
+		return false
+	}
+	grown := b.allocate(max(need, 2*len(b.data)))
+	copy(grown, b.data[:b.used])
+	b.release(b.data)
+	b.data = grown
+	return true
+}
+
+// writeLength pads the buffer to whole blocks with zeros and returns the
+// byte count to write.
+func (b *writeBuffer) writeLength() int {
+	length := int(alignUp(int64(b.used)))
+	clear(b.data[b.used:length])
+	return length
+}
+
+// tail returns the partial last block of the buffer's contents and its
+// aligned file position: the next buffer's prefix.
+func (b *writeBuffer) tail() (int64, []byte) {
+	blockStart := int(alignDown(int64(b.used)))
+	return b.filePosition + int64(blockStart), b.data[blockStart:b.used]
+}
+
+// find returns the index of the batch holding offset, or -1.
+func (b *writeBuffer) find(offset uint64) int {
+	if len(b.batches) == 0 || offset < b.batches[0].offsetFirst {
+		return -1
+	}
+	low, high := 0, len(b.batches)
+	for low < high {
+		middle := (low + high) / 2
+		if b.batches[middle].offsetEnd() <= offset {
+			low = middle + 1
+		} else {
+			high = middle
+		}
+	}
+	if low == len(b.batches) {
+		return -1
+	}
+	return low
+}
+
+func (b *writeBuffer) record(index int) []byte {
+	batch := &b.batches[index]
+	return b.data[batch.at : batch.at+batch.length]
+}

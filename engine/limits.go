@@ -1,0 +1,83 @@
+package engine
+
+import "github.com/whippetio/whippet/wire"
+
+// Named limits. TestLimits asserts the relationships between them and says
+// why each holds. Memory is sized from these at partition open.
+const (
+	// blockBytes is the O_DIRECT alignment for buffers, positions and
+	// lengths: the logical block size of NVMe devices and of the page cache.
+	blockBytes = 4096
+
+	// batchHeaderBytes is the stored batch header (wire layout, PROTOCOL.md §8.2).
+	batchHeaderBytes = wire.BatchHeaderBytes
+	// frameHeaderBytes is the per-message frame header (PROTOCOL.md §8.3).
+	frameHeaderBytes = wire.MessageHeaderBytes
+	// indexEntryBytes is one sparse .index entry: offset, timestamp, position.
+	indexEntryBytes = 24
+	// offsetSlotBytes is one consumer-offset slot in the offsets file.
+	offsetSlotBytes = 32
+
+	// batchBytesMax bounds one stored batch record: the 64 MiB bus frame.
+	batchBytesMax = 64 << 20
+	// payloadBytesMax and userHeadersBytesMax mirror the Iggy limits.
+	payloadBytesMax     = wire.PayloadBytesMax
+	userHeadersBytesMax = wire.UserHeadersBytesMax
+	// batchMessagesMax bounds message_count: every frame needs at least
+	// its header plus one payload byte.
+	batchMessagesMax = (batchBytesMax - batchHeaderBytes) / (frameHeaderBytes + 1)
+
+	// segmentBytesMin, segmentBytesMax and segmentBytesDefault bound the
+	// per-topic soft segment size (a 512-byte multiple, as in Iggy).
+	segmentBytesMin     = 1 << 20
+	segmentBytesMax     = 1 << 30
+	segmentBytesDefault = 1 << 30
+
+	// journalBytesDefault is the initial size of each of a partition's two
+	// write buffers; a buffer grows once to fit a larger batch, up to
+	// journalBytesMax.
+	journalBytesDefault = 4 << 20
+	journalBytesMax     = batchBytesMax + 2*blockBytes
+	// journalBatchesMax bounds the batches one write buffer groups.
+	journalBatchesMax = 1 << 16
+
+	// readBytesDefault is the size of one O_DIRECT read of a poll from disk.
+	readBytesDefault = 1 << 20
+	// recoverReadBytes is the size of one read of the recovery scan.
+	recoverReadBytes = 1 << 20
+
+	// cacheBytesDefault is the per-shard budget of the recent-batch cache.
+	cacheBytesDefault = 256 << 20
+	// cacheEntriesMax bounds the number of batches the cache holds.
+	cacheEntriesMax = 1 << 18
+
+	// segmentsMax bounds the segments of one partition (1 MiB segments fill
+	// 1 TiB before hitting it).
+	segmentsMax = 1 << 20
+	// consumersMax bounds stored consumer offsets per partition.
+	consumersMax = 1 << 16
+	// dedupIDsMax bounds the message-id dedup window of one partition.
+	dedupIDsMax = 1 << 20
+	// dedupCountDefault bounds a window given only a time bound.
+	dedupCountDefault = 1 << 16
+	// pollMessagesMax bounds the message count of one poll.
+	pollMessagesMax = 1 << 20
+	// listNamesMax bounds the directory entries of one partition directory.
+	listNamesMax = 2*segmentsMax + 16
+)
+
+// indexIntervalBytes is the least .log distance between two index entries:
+// a lookup walks at most this much plus one write chunk, and a segment's
+// in-memory index costs 24 bytes per interval (384 KiB per GiB of log).
+const indexIntervalBytes = 64 << 10
+
+// indexBufferBytes is the aligned buffer of one .index write.
+const indexBufferBytes = 64 << 10
+
+// Defaults that configs shows and validates against.
+const (
+	// SegmentBytesDefault is the default soft segment size (1 GiB).
+	SegmentBytesDefault = segmentBytesDefault
+	// CacheBytesDefault is the default per-shard cache budget.
+	CacheBytesDefault = cacheBytesDefault
+)

@@ -1,0 +1,155 @@
+package engine_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/engine/enginetest"
+)
+
+// TestAppendPollRoundTrip appends batches across a segment rollover and
+// polls them back by every strategy, before and after a clean reopen.
+func TestAppendPollRoundTrip(t *testing.T) {
+	for _, durability := range []engine.Durability{engine.DurabilityPersisted, engine.DurabilityWritten, engine.DurabilityMemory} {
+		t.Run(durability.String(), func(t *testing.T) {
+			storage := memBackend{enginetest.NewMemStorage(1)}
+			options := engine.PartitionOptions{Directory: "/data/p0", SegmentBytes: 1 << 20, Durability: durability, Logger: quiet}
+			p := mustOpen(t, storage, options)
+			var model []enginetest.Message
+			serial := uint64(0)
+			random := newRandom(1)
+			for batch := 0; batch < 200; batch++ {
+				messages := randomMessages(random, &serial, 1+batch%4, 9000)
+				op, err := appendBatch(t, storage, p, enginetest.Batch(1000, messages...), uint64(1000+batch))
+				if err != nil {
+					t.Fatalf("append %d: %v", batch, err)
+				}
+				if op.BaseOffset != uint64(len(model)) {
+					t.Fatalf("append %d: base offset %d, want %d", batch, op.BaseOffset, len(model))
+				}
+				model = append(model, messages...)
+			}
+			if p.SegmentCount() < 2 {
+				t.Fatalf("segments = %d, want a rollover", p.SegmentCount())
+			}
+			checkAll(t, storage, p, model)
+			closePartition(t, storage, p)
+			p = mustOpen(t, storage, options)
+			checkAll(t, storage, p, model)
+		})
+	}
+}
+
+func checkAll(t *testing.T, storage backend, p *engine.Partition, model []enginetest.Message) {
+	t.Helper()
+	if p.OffsetNext() != uint64(len(model)) {
+		t.Fatalf("offset next %d, want %d", p.OffsetNext(), len(model))
+	}
+	for start := 0; start < len(model); start += 37 {
+		got := poll(t, storage, p, &engine.PollOp{Strategy: engine.PollOffset, Value: uint64(start), Count: 50})
+		want := model[start:min(start+50, len(model))]
+		compareMessages(t, got, want, uint64(start))
+	}
+	got := poll(t, storage, p, &engine.PollOp{Strategy: engine.PollLast, Count: 5})
+	compareMessages(t, got, model[len(model)-5:], uint64(len(model)-5))
+	got = poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 3})
+	compareMessages(t, got, model[:3], 0)
+}
+
+func compareMessages(t *testing.T, got, want []enginetest.Message, offsetFirst uint64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d messages from offset %d, want %d", len(got), offsetFirst, len(want))
+	}
+	for index := range got {
+		if got[index].Offset != offsetFirst+uint64(index) {
+			t.Fatalf("message %d has offset %d, want %d", index, got[index].Offset, offsetFirst+uint64(index))
+		}
+		if !bytes.Equal(got[index].Payload, want[index].Payload) || got[index].IDLow != want[index].IDLow {
+			t.Fatalf("offset %d: payload or id differs", got[index].Offset)
+		}
+	}
+}
+
+// TestPollSlicesToFitOut: a poll whose buffer cannot hold the first batch
+// whole serves the frames that fit, sliced, instead of nothing.
+func TestPollSlicesToFitOut(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(3)}
+	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/f/p", SegmentBytes: 1 << 20, Logger: quiet})
+	messages := make([]enginetest.Message, 10)
+	for index := range messages {
+		messages[index] = enginetest.Message{IDLow: uint64(index), Payload: bytes.Repeat([]byte{byte(index)}, 1000)}
+	}
+	if _, err := appendBatch(t, storage, p, enginetest.Batch(1, messages...), 5); err != nil {
+		t.Fatal(err)
+	}
+	op := &engine.PollOp{Strategy: engine.PollOffset, Value: 2, Count: 10, Out: make([]byte, 0, 256+3*1048+500)}
+	got := poll(t, storage, p, op)
+	compareMessages(t, got, messages[2:5], 2)
+}
+
+// TestGroupCommit: appends that arrive while a write and its fdatasync
+// are in flight go out together in the next write, and none is
+// acknowledged before the fdatasync that covers it.
+func TestGroupCommit(t *testing.T) {
+	mem := enginetest.NewMemStorage(4)
+	storage := memBackend{mem}
+	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/g/p", SegmentBytes: 1 << 20, Logger: quiet})
+	syncsBefore := mem.Syncs
+	acked := 0
+	for index := 0; index < 10; index++ {
+		op := &engine.AppendOp{Batch: enginetest.Batch(1, enginetest.Message{Payload: []byte("group")}), Timestamp: 1}
+		op.Done = func(*engine.AppendOp) { acked++ }
+		if err := p.Append(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if acked != 0 {
+		t.Fatalf("%d appends acknowledged before any fdatasync", acked)
+	}
+	storage.drain()
+	logWrites, syncs := mem.Writes["/g/p/00000000000000000000.log"], mem.Syncs-syncsBefore
+	if acked != 10 || logWrites != 2 || syncs != 2 {
+		t.Fatalf("acknowledged %d, log writes %d, syncs %d; want 10 in two groups", acked, logWrites, syncs)
+	}
+}
+
+// TestSharedCacheAcrossPartitions: two partitions share one small cache;
+// eviction by one never serves the other's bytes, and evicted batches are
+// read from disk.
+func TestSharedCacheAcrossPartitions(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(5)}
+	cache := engine.NewCache(256 << 10)
+	var partitions [2]*engine.Partition
+	var models [2][]enginetest.Message
+	for index := range partitions {
+		options := engine.PartitionOptions{
+			Directory: fmt.Sprintf("/c/p%d", index), PartitionID: uint32(index), SegmentBytes: 1 << 20,
+			Cache: cache, Logger: quiet, ReadBytes: 16 << 10,
+		}
+		partitions[index] = mustOpen(t, storage, options)
+	}
+	random := newRandom(6)
+	serial := uint64(0)
+	for batch := 0; batch < 300; batch++ {
+		index := random.IntN(2)
+		messages := randomMessages(random, &serial, 1+random.IntN(3), 3000)
+		if _, err := appendBatch(t, storage, partitions[index], enginetest.Batch(1, messages...), uint64(1+batch)); err != nil {
+			t.Fatal(err)
+		}
+		models[index] = append(models[index], messages...)
+		if batch%50 == 49 {
+			for which := range partitions {
+				checkAll(t, storage, partitions[which], models[which])
+			}
+		}
+	}
+}
+
+func TestPartitionDirectory(t *testing.T) {
+	if got := engine.PartitionDirectory("/data", 1, 2, 3); got != "/data/streams/1/topics/2/partitions/3" {
+		t.Fatalf("directory %q", got)
+	}
+}

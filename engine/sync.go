@@ -1,0 +1,64 @@
+package engine
+
+// Sync makes everything appended so far durable, whatever the topic's
+// durability (FlushUnsavedBuffer with fsync): it waits for the write
+// pipeline to drain, fdatasyncs the active segment's .log and .index, and
+// calls done once. A failed fdatasync is fatal, as everywhere. One Sync at
+// a time: a second returns ErrBusy.
+func (p *Partition) Sync(done func(error)) error {
+	if p.fatal != nil {
+		return p.fatal
+	}
+	if p.state != stateOpen {
+		return ErrClosed
+	}
+	if p.syncer.done != nil {
+		return ErrBusy
+	}
+	p.syncer.p = p
+	p.syncer.done = done
+	p.syncer.op.Callback = p.syncer.stepDone
+	p.syncer.started = false
+	p.startFlush()
+	p.syncer.resume()
+	return nil
+}
+
+// syncer runs Partition.Sync once the write pipeline is idle.
+type syncer struct {
+	p       *Partition
+	op      Op
+	done    func(error)
+	started bool
+	step    int
+}
+
+func (s *syncer) resume() {
+	p := s.p
+	if s.done == nil || s.started || !p.idle() {
+		return
+	}
+	s.started = true
+	s.step = 0
+	s.op.Code, s.op.File, s.op.Buffer = OpSync, p.active().logFile, nil
+	p.storage.Submit(&s.op)
+}
+
+func (s *syncer) stepDone(op *Op) {
+	p := s.p
+	if op.Err != nil {
+		s.done = nil
+		p.fail(&FatalError{Op: "fdatasync", Path: p.active().logPath(p.options.Directory), Err: op.Err})
+		return
+	}
+	if s.step == 0 {
+		s.step = 1
+		s.op.File = p.active().indexFile
+		p.storage.Submit(&s.op)
+		return
+	}
+	done := s.done
+	s.done = nil
+	done(nil)
+	p.resume()
+}

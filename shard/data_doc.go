@@ -1,0 +1,94 @@
+package shard
+
+// # The data plane (data_*.go)
+//
+// Data runs the partitions of a runtime. Each partition belongs to one
+// shard, OwnerOf(key, shardCount): the upper 16 bits of
+// MurmurHash3_x86_32 over the packed namespace stream<<32 | topic<<20 |
+// partition, modulo the shard count (IGGY-SERVER-NOTES.md §3.3). Only the
+// owner's thread touches a partition's engine.Partition, its files and its
+// cache. A partition lives in
+// {Directory}/streams/{stream}/topics/{topic}/partitions/{partition}
+// in the engine's layout (engine/doc.go).
+//
+// Wiring (cmd/whippet-server):
+//
+//	data, err := shard.NewData(shard.DataOptions{Directory: path, Partitions: specs})
+//	rt, err := shard.Start(data.Install(shard.Options{...}))
+//	// in a Handler, on the connection's shard:
+//	ds := data.Local(conn.Shard())
+//	op := ds.Get()
+//	op.Key, op.Batch, op.Conn, op.Done = key, batch, conn, onAppended
+//	ds.Append(op)       // Done runs here, on this shard, exactly once
+//	...                 // in Done: reply from op's results, then ds.Put(op)
+//
+// Partition ops (Append, Poll, StoreOffset, GetOffset, DeleteOffset,
+// Flush, DeleteSegments, Stats) go to the owner: directly when the
+// connection's shard owns the partition, else as a Message over the SPSC
+// queue; the owner runs the op on its engine.Partition and the completed op
+// travels back the same way, and Done runs on the origin. Topic ops
+// (Create, Delete, Purge, TopicStats over a range of partitions, StatsAll
+// over every shard) send one share to each owner involved and finish when
+// every share came back.
+//
+// Ownership of memory: between the start call and Done the DataOp and
+// what it points to (Batch, Out, Stats) belong to the data plane; the
+// owner reads Batch in place (the engine copies it into its journal) and
+// polls append straight into Out, so a poll reply is built in the
+// origin's buffer with one copy from the journal, cache or disk. The SPSC
+// queue's release/acquire ordering makes those writes visible on the
+// origin when the reply arrives.
+//
+// Backpressure: a full peer queue never drops a message. The sender holds
+// it, with everything it sends that peer later, and resends in order at
+// the next loop turn (dataPendingSendsMax bounds what can be held; the op
+// bound makes it unreachable). A partition that is opening, purging or
+// whose journal is full parks ops in arrival order (partitionParkedMax,
+// then ErrDataBusy) and retries them at the next loop turn after a
+// completion, or at the next tick.
+//
+// Startup and recovery: DataOptions.Partitions (from the metadata state)
+// are recovered by their owners in OnStart; ops on a partition still
+// recovering wait for it. A partition that refuses to open (engine
+// ErrCorrupt, naming file and position) answers every op with that error
+// and is logged; the other partitions serve. Create opens (or creates) a
+// partition at run time; Delete removes it for good; a Create of a
+// partition being deleted waits for the delete.
+//
+// Durability: per topic (PartitionConfig.Durability), Done of an Append
+// runs after the durability point. A failed fdatasync is fatal: the op
+// gets the *engine.FatalError, and the data plane stops the runtime with
+// it, so Runtime.Err() (and Data.Fatal) return it and cmd exits with its
+// own code (engine.IsFatal).
+//
+// Timers: every TickInterval each partition's Tick runs (retrying a
+// stalled write) and parked ops retry; every MaintenanceInterval retention
+// runs (ExpiryMicros, SizeBytesMax) on partitions that have a limit.
+// OnStop closes every partition (writes drained, active segment synced),
+// driving the completions itself since the loop no longer turns.
+//
+// Storage: the engine's file ops go through Storage: reads, writes and
+// data fdatasyncs on the shard's backend (io_uring ops on ring memory
+// from Shard.Buffer when it is aligned, else aligned Go memory bounced by
+// the backend), namespace ops (open, mkdir, list, remove, rename,
+// directory sync) as blocking calls completed at the next turn; see
+// Storage for why.
+//
+// Steady path: ops come from a per-shard pool with their engine
+// completions bound once, messages carry pointers, and the partition
+// table is a map keyed by value, so Append and Poll allocate nothing.
+//
+// Invariants of the data plane:
+//
+//  1. Only the owner shard's thread touches a partition (its engine
+//     state, files and parked ops); other shards reach it only through
+//     messages.
+//  2. Done runs exactly once per start, on the origin shard's thread.
+//  3. Messages to one peer leave in the order they were sent: once one is
+//     held, later ones queue behind it. Ops on one partition run in the
+//     order the owner received them: once one is parked, later ones park
+//     behind it.
+//  4. Nothing is dropped: a held message waits for queue room, a parked
+//     op for the partition; only a partition's parked limit turns ops
+//     away, with ErrDataBusy.
+//  5. A fatal storage error stops the whole runtime (never one shard).

@@ -1,0 +1,358 @@
+package shard
+
+import (
+	"errors"
+	"time"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// dataPartition is one partition in its owner's table.
+type dataPartition struct {
+	key    PartitionKey
+	config PartitionConfig
+	part   *engine.Partition
+	state  dataPartitionState
+	err    error // why it failed to open
+
+	parked    []*DataOp // ops waiting, oldest at parkHead
+	parkHead  int
+	scheduled bool // on the owner's retry list
+	unparking bool // unpark is running (a completion may re-enter it)
+
+	waiters   []*dataFan // Create shares waiting for the open
+	deleters  []*dataFan // Delete shares waiting for the open to finish
+	recreate  []*dataFan // Create shares waiting for a Delete to finish
+	retainOp  engine.MaintenanceOp
+	retaining bool
+	purgeOp   engine.MaintenanceOp
+	purges    []*dataFan // the running purge first
+	purging   bool
+}
+
+type dataPartitionState uint8
+
+const (
+	partitionOpening dataPartitionState = iota + 1
+	partitionOpen
+	partitionFailed   // recovery refused it; ops get its error
+	partitionDeleting // ops get ErrPartitionNotFound
+	partitionClosing  // the shard stops: ops get ErrDataStopped
+	partitionClosed
+)
+
+// run executes op on this (owner) shard, or parks it behind earlier ones.
+func (ds *DataShard) run(op *DataOp) {
+	op.owner = ds
+	p := ds.partitions[op.Key]
+	switch {
+	case ds.stopping:
+		op.Err = ErrDataStopped
+	case p != nil && p.state == partitionDeleting && len(p.recreate) > 0:
+		ds.park(p, op) // for the partition the waiting Create opens
+		return
+	case p == nil || p.state == partitionDeleting:
+		op.Err = ErrPartitionNotFound
+	case p.state == partitionFailed:
+		op.Err = p.err
+	case p.state == partitionOpening || p.parkedCount() > 0:
+		ds.park(p, op)
+		return
+	default:
+		if ds.execute(p, op) {
+			ds.park(p, op)
+		}
+		return
+	}
+	ds.complete(op)
+}
+
+// execute starts op on the engine; true when the partition is busy (a
+// full journal, a purge, a sync already running) and op must wait. After a
+// nil start op belongs to the engine (Done may even have run).
+func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
+	var err error
+	switch op.kind {
+	case DataAppend:
+		timestamp := op.Timestamp
+		if timestamp == 0 {
+			timestamp = uint64(ds.data.options.Now().UnixMicro())
+		}
+		appendOp := &op.appendOp
+		appendOp.Batch, appendOp.Timestamp = op.Batch, timestamp
+		err = p.part.Append(appendOp)
+	case DataPoll:
+		poll := &op.pollOp
+		poll.Strategy, poll.Value, poll.Count = op.Strategy, op.Value, op.Count
+		poll.Consumer, poll.AutoCommit, poll.Out = op.Consumer, op.AutoCommit, op.Out
+		err = p.part.Poll(poll)
+	case DataStoreOffset:
+		op.offsetOp.Consumer, op.offsetOp.Offset = op.Consumer, op.Offset
+		err = p.part.StoreOffset(&op.offsetOp)
+	case DataDeleteOffset:
+		op.offsetOp.Consumer = op.Consumer
+		err = p.part.DeleteOffset(&op.offsetOp)
+	case DataFlush:
+		err = p.part.Sync(op.syncDone)
+	case DataDeleteSegments:
+		op.maintenanceOp.SegmentCount = op.SegmentCount
+		err = p.part.DeleteSegments(&op.maintenanceOp)
+	case DataGetOffset:
+		op.Offset, op.Found = p.part.StoredOffset(op.Consumer)
+		op.CurrentOffset = p.part.CurrentOffset()
+		ds.complete(op)
+	case DataStats:
+		op.Partition = p.part.Stats()
+		op.CurrentOffset = op.Partition.CurrentOffset
+		ds.complete(op)
+	default:
+		invariant.Assert(false, "a partition op has a partition kind")
+	}
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, engine.ErrJournalFull) || errors.Is(err, engine.ErrBusy) {
+		return true
+	}
+	op.Err = err
+	ds.complete(op)
+	return false
+}
+
+// The engine completions, bound once per op (newDataOp); they run on the
+// owner's thread.
+
+func (ds *DataShard) appendDone(op *DataOp) {
+	p := ds.partitions[op.Key]
+	op.BaseOffset, op.Messages, op.Err = op.appendOp.BaseOffset, op.appendOp.Count, op.appendOp.Err
+	op.appendOp.Batch = nil
+	ds.complete(op)
+	ds.schedule(p)
+}
+
+func (ds *DataShard) pollDone(op *DataOp) {
+	poll := &op.pollOp
+	op.Out, op.Messages, op.Err = poll.Out, poll.Messages, poll.Err
+	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
+	poll.Out = nil
+	ds.complete(op)
+}
+
+func (ds *DataShard) offsetDone(op *DataOp) {
+	p := ds.partitions[op.Key]
+	op.Err = op.offsetOp.Err
+	ds.complete(op)
+	ds.schedule(p)
+}
+
+func (ds *DataShard) maintenanceDone(op *DataOp) {
+	p := ds.partitions[op.Key]
+	op.Err = op.maintenanceOp.Err
+	op.SegmentCount = op.maintenanceOp.SegmentsDeleted
+	ds.complete(op)
+	ds.schedule(p)
+}
+
+func (ds *DataShard) syncDone(op *DataOp, err error) {
+	p := ds.partitions[op.Key]
+	op.Err = err
+	ds.complete(op)
+	ds.schedule(p)
+}
+
+// park holds op until the partition can take it, in arrival order.
+func (ds *DataShard) park(p *dataPartition, op *DataOp) {
+	if p.parkedCount() >= partitionParkedMax {
+		op.Err = ErrDataBusy
+		ds.complete(op)
+		return
+	}
+	p.parked = append(p.parked, op)
+	if p.state == partitionOpen {
+		ds.schedule(p)
+	}
+}
+
+func (p *dataPartition) parkedCount() int { return len(p.parked) - p.parkHead }
+
+// schedule puts a partition with parked ops on the retry list for the
+// next loop turn; completions call it, so a retry never runs inside the
+// engine call that completed.
+func (ds *DataShard) schedule(p *dataPartition) {
+	if p == nil || p.scheduled || p.parkedCount() == 0 {
+		return
+	}
+	p.scheduled = true
+	ds.parked = append(ds.parked, p)
+	ds.armRetry()
+}
+
+// unparkAll retries the partitions on the retry list.
+func (ds *DataShard) unparkAll() {
+	list := ds.parked
+	ds.parked = ds.parkedSpare[:0] // partitions still busy go back here
+	for index, p := range list {
+		list[index] = nil
+		p.scheduled = false
+		ds.unpark(p)
+	}
+	ds.parkedSpare = list[:0]
+}
+
+// unpark starts parked ops oldest first until one finds the partition
+// busy again; then the partition goes back on the retry list.
+func (ds *DataShard) unpark(p *dataPartition) {
+	if p.unparking {
+		return // the running unpark sees the new state on its next op
+	}
+	p.unparking = true
+	defer func() { p.unparking = false }()
+	for p.parkedCount() > 0 {
+		op := p.parked[p.parkHead]
+		if p.state != partitionOpen {
+			p.parked[p.parkHead] = nil
+			p.parkHead++
+			op.Err = p.failure()
+			ds.complete(op)
+			continue
+		}
+		if ds.execute(p, op) {
+			ds.schedule(p)
+			return
+		}
+		p.parked[p.parkHead] = nil
+		p.parkHead++
+	}
+	p.parked, p.parkHead = p.parked[:0], 0
+}
+
+// failure is the error ops on a partition that cannot serve get.
+func (p *dataPartition) failure() error {
+	switch p.state {
+	case partitionFailed:
+		return p.err
+	case partitionDeleting:
+		return ErrPartitionNotFound
+	}
+	return ErrDataStopped
+}
+
+// open starts recovering (or creating) a partition this shard owns; share
+// is the Create share waiting for it, if any.
+func (ds *DataShard) open(key PartitionKey, config PartitionConfig, share *dataFan) {
+	invariant.Assert(OwnerOf(key, len(ds.shard.runtime.shards)) == ds.shard.id, "a shard opens only partitions it owns")
+	p := &dataPartition{key: key, config: config, state: partitionOpening}
+	if share != nil {
+		p.waiters = append(p.waiters, share)
+	}
+	p.retainOp.Done = func(*engine.MaintenanceOp) { ds.retainDone(p) }
+	p.purgeOp.Done = func(*engine.MaintenanceOp) { ds.purgeDone(p) }
+	ds.partitions[key] = p
+	ds.data.opening.Add(1)
+	options := engine.PartitionOptions{
+		Directory:         PartitionDirectory(ds.data.options.Directory, key),
+		PartitionID:       key.Partition,
+		SegmentBytes:      config.SegmentBytes,
+		Durability:        config.Durability,
+		JournalBytes:      ds.data.options.JournalBytes,
+		DedupCount:        config.DedupCount,
+		DedupWindowMicros: config.DedupWindowMicros,
+		Cache:             ds.cache,
+		Allocate:          ds.allocate,
+		Release:           ds.shard.Release,
+		Logger:            ds.data.logger.With("partition", key.String(), "shard", ds.shard.id),
+	}
+	engine.OpenPartition(ds.storage, options, func(part *engine.Partition, err error) {
+		ds.opened(p, part, err)
+	})
+}
+
+// opened finishes an open: serve, or refuse with the recovery error.
+func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error) {
+	invariant.Assert(p.state == partitionOpening, "an open completes once")
+	ds.data.opening.Add(-1)
+	if err != nil {
+		p.state, p.err = partitionFailed, err
+		ds.data.logger.Error("shard: partition refused to open", "partition", p.key.String(), "err", err.Error())
+		if isFatal(err) {
+			ds.data.fail(ds.shard, err)
+		}
+	} else {
+		p.state, p.part = partitionOpen, part
+		if torn := part.TornBytes(); torn > 0 {
+			ds.data.logger.Warn("shard: partition recovered a torn tail", "partition", p.key.String(), "bytes", torn)
+		}
+	}
+	waiters := p.waiters
+	p.waiters = nil
+	for _, share := range waiters {
+		ds.shareStep(share, p.err)
+	}
+	if len(p.deleters) > 0 {
+		ds.startDelete(p)
+		return
+	}
+	ds.startPurge(p) // purges that came while it opened
+	ds.unpark(p)
+}
+
+// allocate hands the engine 4096-aligned buffers: the shard's (ring
+// memory on io_uring, so writes need no bounce) when it has them aligned,
+// else aligned Go memory.
+func (ds *DataShard) allocate(bytes int) []byte {
+	bytes = (bytes + 4095) &^ 4095
+	if bytes <= frameBytesMax {
+		buffer := ds.shard.Buffer(bytes)
+		if blockAligned(buffer) {
+			return buffer
+		}
+		ds.shard.Release(buffer)
+	}
+	return alignedHeap(bytes)
+}
+
+// retainDone ends a retention run.
+func (ds *DataShard) retainDone(p *dataPartition) {
+	p.retaining = false
+	op := &p.retainOp
+	if op.Err != nil {
+		ds.data.logger.Warn("shard: retention failed", "partition", p.key.String(), "err", op.Err.Error())
+		if isFatal(op.Err) {
+			ds.data.fail(ds.shard, op.Err)
+		}
+	} else if op.SegmentsDeleted > 0 {
+		ds.data.logger.Info("shard: retention removed segments", "partition", p.key.String(),
+			"segments", op.SegmentsDeleted, "bytes", op.BytesDeleted)
+	}
+	ds.schedule(p)
+}
+
+// maintain runs retention on every open partition with a limit.
+func (ds *DataShard) maintain(now time.Time) {
+	for _, p := range ds.partitions {
+		if p.state != partitionOpen || p.retaining || p.config.ExpiryMicros == 0 && p.config.SizeBytesMax == 0 {
+			continue
+		}
+		op := &p.retainOp
+		op.NowMicros, op.ExpiryMicros, op.SizeBytesMax = uint64(now.UnixMicro()), p.config.ExpiryMicros, p.config.SizeBytesMax
+		if err := p.part.Retain(op); err == nil {
+			p.retaining = true
+		} else if !errors.Is(err, engine.ErrBusy) {
+			ds.data.logger.Warn("shard: retention refused", "partition", p.key.String(), "err", err.Error())
+		}
+	}
+}
+
+// tick runs every partition's Tick and retries parked ops.
+func (ds *DataShard) tick(time.Time) {
+	for _, p := range ds.partitions {
+		if p.state == partitionOpen {
+			p.part.Tick()
+			ds.schedule(p)
+			if len(p.purges) > 0 && !p.purging {
+				ds.startPurge(p)
+			}
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package shard
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// Storage is engine.Storage over one shard: reads, writes and fdatasyncs
+// of data files go through the shard's backend (io_uring or epoll) as
+// FileOps; the rare namespace ops (open, close, size, truncate, mkdir,
+// list, rename, remove, directory syncs) run as blocking system calls on
+// the shard's thread through engine.DirectStorage and complete at the next
+// loop turn.
+//
+// Why namespace ops are synchronous: the runtime's backend offers no
+// OPENAT, and these ops run at partition open, segment roll, retention and
+// delete, never per message; on a local file system each takes
+// microseconds. The data path (appends, their fdatasync, polls from disk)
+// never blocks the shard.
+//
+// A read or write the backend moved only part of (a bounce buffer shorter
+// than the request, when the engine's buffer is not ring memory) is
+// resumed from where it stopped, so the engine sees whole transfers, short
+// only at end of file. A shard at fileOpsInFlightMax holds further ops and
+// starts them as slots free up. Only the shard's thread uses a Storage.
+type Storage struct {
+	shard   *Shard
+	direct  *engine.DirectStorage
+	free    []*storageOp
+	waiting []*storageOp // refused with ErrFileOpsFull, in submission order
+	failed  []*storageOp // refused by a closed backend, to complete next turn
+
+	armed     bool // a deliver timer is pending
+	deliverFn func(time.Time)
+	inflight  int    // ops started on the backend and not yet completed
+	resumed   uint64 // partial transfers resumed (tests, metrics)
+}
+
+var _ engine.Storage = (*Storage)(nil)
+
+// storageOp pairs an engine op with the shard FileOp carrying it.
+type storageOp struct {
+	file    FileOp
+	op      *engine.Op
+	storage *Storage
+	moved   int // bytes transferred so far
+}
+
+// NewStorage returns the Storage of sh; call it on sh's thread.
+func NewStorage(sh *Shard) *Storage {
+	s := &Storage{shard: sh, direct: engine.NewDirectStorage()}
+	s.deliverFn = func(time.Time) { s.deliver() }
+	return s
+}
+
+// Submit starts op; its Callback runs on the shard's thread in a later
+// loop turn (or later in this one, never inside Submit).
+func (s *Storage) Submit(op *engine.Op) {
+	invariant.Assert(op.Callback != nil, "storage op has a callback")
+	if !s.onBackend(op) {
+		s.direct.Submit(op)
+		s.arm()
+		return
+	}
+	so := s.get()
+	so.op, so.moved = op, 0
+	op.Result, op.Err = 0, nil
+	if len(s.waiting) > 0 {
+		s.waiting = append(s.waiting, so) // behind the held ones
+		s.arm()
+		return
+	}
+	s.start(so)
+}
+
+// Pending reports the ops not yet completed; any count above zero keeps
+// a stopping shard pumping.
+func (s *Storage) Pending() int {
+	return s.inflight + len(s.waiting) + len(s.failed) + s.direct.Pending()
+}
+
+// onBackend tells data-path ops (the backend's) from namespace ops.
+func (s *Storage) onBackend(op *engine.Op) bool {
+	switch op.Code {
+	case engine.OpRead, engine.OpWrite:
+		return true
+	case engine.OpSync:
+		return op.Flags&engine.OpenDirectory == 0
+	}
+	return false
+}
+
+func (s *Storage) get() *storageOp {
+	if last := len(s.free) - 1; last >= 0 {
+		so := s.free[last]
+		s.free[last] = nil
+		s.free = s.free[:last]
+		return so
+	}
+	so := &storageOp{storage: s}
+	so.file.Done = so.fileDone
+	return so
+}
+
+func (s *Storage) put(so *storageOp) {
+	so.op = nil
+	if len(s.free) < fileOpsInFlightMax {
+		s.free = append(s.free, so)
+	}
+}
+
+// start hands so to the backend, or holds it when the shard has no
+// file-op slot, or queues its failure for the next turn.
+func (s *Storage) start(so *storageOp) {
+	switch err := s.begin(so); err {
+	case nil:
+	case ErrFileOpsFull:
+		s.waiting = append(s.waiting, so)
+		s.arm()
+	default:
+		so.op.Err = err
+		s.failed = append(s.failed, so)
+		s.arm()
+	}
+}
+
+func (s *Storage) begin(so *storageOp) error {
+	op := so.op
+	fd := int(op.File)
+	var err error
+	switch op.Code {
+	case engine.OpRead:
+		err = s.shard.ReadAt(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), &so.file)
+	case engine.OpWrite:
+		err = s.shard.WriteAt(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), &so.file)
+	case engine.OpSync:
+		err = s.shard.Fsync(fd, &so.file)
+	default:
+		invariant.Assert(false, "backend op is a read, write or sync")
+	}
+	if err == nil {
+		s.inflight++
+	}
+	return err
+}
+
+// fileDone runs when the backend completes so's current transfer.
+func (so *storageOp) fileDone(file *FileOp) {
+	s := so.storage
+	op := so.op
+	s.inflight--
+	invariant.Assert(s.inflight >= 0, "storage in-flight count is not negative")
+	if file.Err == nil && op.Code != engine.OpSync {
+		invariant.Assert(file.Result >= 0, "a transfer moves a non-negative count")
+		so.moved += file.Result
+		if so.moved < len(op.Buffer) {
+			if file.Result > 0 {
+				s.resumed++
+				s.start(so) // resume a partial transfer
+				s.startWaiting()
+				return
+			}
+			if op.Code == engine.OpWrite {
+				file.Err = unix.EIO // a write that moves nothing cannot finish
+			}
+		}
+	}
+	op.Result, op.Err = int64(so.moved), file.Err
+	if file.Err != nil {
+		op.Result = 0
+	}
+	s.put(so)
+	s.startWaiting()
+	op.Callback(op)
+}
+
+// startWaiting starts held ops, oldest first, while the shard has
+// file-op slots.
+func (s *Storage) startWaiting() {
+	started := 0
+	for ; started < len(s.waiting); started++ {
+		so := s.waiting[started]
+		err := s.begin(so)
+		if err == ErrFileOpsFull {
+			break
+		}
+		if err != nil {
+			so.op.Err = err
+			s.failed = append(s.failed, so)
+			s.arm()
+		}
+	}
+	if started == 0 {
+		return
+	}
+	rest := copy(s.waiting, s.waiting[started:])
+	clear(s.waiting[rest:])
+	s.waiting = s.waiting[:rest]
+}
+
+// arm schedules a delivery at the next loop turn.
+func (s *Storage) arm() {
+	if s.armed {
+		return
+	}
+	if _, err := s.shard.After(0, s.deliverFn); err != nil {
+		s.shard.fail(err) // a full timer table leaves completions undelivered
+		return
+	}
+	s.armed = true
+}
+
+// deliver completes the namespace ops, retries held ops and fails those
+// the backend refused. Bounded: each pass delivers what is queued now.
+func (s *Storage) deliver() {
+	s.armed = false
+	s.direct.Poll(storageDeliverMax)
+	s.startWaiting()
+	failed := s.failed
+	s.failed = nil
+	for _, so := range failed {
+		op := so.op
+		op.Result = 0
+		s.put(so)
+		op.Callback(op)
+	}
+	if s.direct.Pending() > 0 || len(s.failed) > 0 || len(s.waiting) > 0 {
+		s.arm()
+	}
+}

@@ -1,0 +1,150 @@
+package shard
+
+import (
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/engine/metadata"
+	"github.com/whippetio/whippet/wire"
+)
+
+// consumerOf resolves who polls or stores: a single consumer by number or
+// by XXH32 of its name (§1.3), or a group by its id. group is the view's
+// membership of that group (nil for a single consumer).
+func consumerOf(c *call, view *frontView, target dataTarget, consumer wire.Consumer) (
+	engine.Consumer, *viewGroup, bool) {
+	if consumer.Kind != wire.ConsumerGroup {
+		id := consumer.ID.ID
+		if consumer.ID.Kind == wire.IdentifierString {
+			id = wire.XXH32(consumer.ID.Name, 0)
+		}
+		return engine.Consumer{Kind: engine.ConsumerSingle, ID: id}, nil, true
+	}
+	group := groupOf(target.topic, consumer.ID)
+	if group == nil {
+		return engine.Consumer{}, nil, false
+	}
+	key := metadata.GroupKey{StreamID: target.stream.ID, TopicID: target.topic.ID, GroupID: group.ID}
+	members := view.groups[key]
+	if members == nil {
+		members = &viewGroup{}
+	}
+	return engine.Consumer{Kind: engine.ConsumerGroup, ID: group.ID}, members, true
+}
+
+func (f *front) pollMessages(c *call, view *frontView, request *wire.PollMessages) {
+	target, ok := resolve(c, view, request.Stream, request.Topic, request.Partition.ID,
+		wire.StatusStreamIDNotFound, wire.StatusTopicIDNotFound, wire.StatusPartitionNotFound)
+	if !ok {
+		f.complete(c)
+		return
+	}
+	if !view.access(c.userID).pollMessages(target.stream.ID, target.topic.ID) {
+		c.status = wire.StatusUnauthorized
+		f.complete(c)
+		return
+	}
+	consumer, group, ok := consumerOf(c, view, target, request.Consumer)
+	switch {
+	case !ok:
+		c.status = wire.StatusConsumerGroupIDNotFound
+		f.complete(c)
+		return
+	case group != nil && (!request.Partition.Present || !group.pollable(c.client, target.partition)):
+		f.emptyPoll(c, pollNoPartition) // the fence (§9.1): the client re-syncs
+		return
+	case request.Count == 0:
+		f.emptyPoll(c, target.partition)
+		return
+	}
+	recordsBytes := min(max(int(request.Count)*pollBytesPerMessage, pollRecordsBytesMin), pollRecordsBytesCap)
+	prefix := wire.HeaderBytes + pollPrefixBytes
+	c.buf, c.target = f.shard.Buffer(prefix+recordsBytes), target
+	op := f.server.data.Local(f.shard).Get()
+	op.Key, op.Strategy, op.Value = target.key(), engine.PollStrategy(request.Strategy.Kind), request.Strategy.Value
+	op.Count, op.Consumer, op.AutoCommit = request.Count, consumer, request.AutoCommit
+	op.Out = c.buf[:prefix:len(c.buf)]
+	f.startData(c, op, DataPoll, f.pollDoneFn)
+}
+
+// pollDone answers a poll in the buffer the records were read into.
+func (f *front) pollDone(c *call, op *DataOp) {
+	buf := c.buf
+	if op.Err != nil {
+		f.shard.Release(buf)
+		c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
+		f.complete(c)
+		return
+	}
+	size := len(op.Out)
+	header := wire.ReplyTo(&c.header, wire.OperationNonReplicated)
+	header.Size = uint32(size)
+	header.Encode(buf)
+	wire.EncodePollPrefix(buf[wire.HeaderBytes:], c.target.partition, op.CurrentOffset, op.Messages)
+	f.done(c, buf[:size])
+}
+
+// emptyPoll answers a 16-byte poll with no messages (§8.5).
+func (f *front) emptyPoll(c *call, partition uint32) {
+	size := wire.HeaderBytes + pollPrefixBytes
+	buf := f.shard.Buffer(size)
+	header := wire.ReplyTo(&c.header, wire.OperationNonReplicated)
+	header.Size = uint32(size)
+	header.Encode(buf)
+	wire.EncodePollPrefix(buf[wire.HeaderBytes:], partition, 0, 0)
+	f.done(c, buf)
+}
+
+// offsetOp runs Get, Store or Delete of a consumer offset (§6.8, §8.6).
+func (f *front) offsetOp(c *call, view *frontView, request *wire.OffsetTarget, kind DataKind, offset uint64) {
+	missing := wire.StatusResourceNotFound // partition-plane writes (§8.6)
+	if kind == DataGetOffset {
+		missing = wire.StatusPartitionNotFound
+	}
+	target, ok := resolve(c, view, request.Stream, request.Topic, request.Partition.ID, missing, missing, missing)
+	if kind == DataGetOffset && !ok && c.status != wire.StatusPartitionNotFound {
+		c.status = wire.StatusOK // §4.4: a missing stream or topic reads as nothing stored
+	}
+	if !ok {
+		f.complete(c)
+		return
+	}
+	if !view.access(c.userID).pollMessages(target.stream.ID, target.topic.ID) {
+		c.status = wire.StatusUnauthorized
+		f.complete(c)
+		return
+	}
+	consumer, group, ok := consumerOf(c, view, target, request.Consumer)
+	if !ok {
+		if kind != DataGetOffset {
+			c.status = wire.StatusConsumerGroupIDNotFound
+		}
+		f.complete(c)
+		return
+	}
+	if group != nil && kind != DataGetOffset {
+		if !request.Partition.Present {
+			c.status = wire.StatusInvalidIdentifier
+			f.complete(c)
+			return
+		}
+		if !group.committable(c.client, target.partition) {
+			c.status = wire.StatusConsumerGroupPartitionNotOwned
+			f.complete(c)
+			return
+		}
+	}
+	op := f.server.data.Local(f.shard).Get()
+	op.Key, op.Consumer, op.Offset = target.key(), consumer, offset
+	c.target, c.missing = target, missing
+	f.startData(c, op, kind, f.offsetDoneFn)
+}
+
+func (f *front) offsetDone(c *call, op *DataOp) {
+	switch {
+	case op.Err != nil:
+		c.status = dataStatus(op.Err, c.missing)
+	case c.kind == DataGetOffset && op.Found:
+		c.payload = &wire.ConsumerOffsetInfo{PartitionID: c.target.partition, CurrentOffset: op.CurrentOffset,
+			StoredOffset: op.Offset}
+	}
+	f.complete(c)
+}

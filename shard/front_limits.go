@@ -1,0 +1,61 @@
+package shard
+
+import "time"
+
+// Limits of the RPC front (PROTOCOL.md §9 names the user ones). TestLimits
+// checks how they relate to the runtime's.
+const (
+	// usernameBytesMin..usernameBytesMax bound a username (§9).
+	usernameBytesMin = 3
+	usernameBytesMax = 50
+	// passwordBytesMin..passwordBytesMax bound a password (§9).
+	passwordBytesMin = 3
+	passwordBytesMax = 100
+	// partitionsPerRequestMax bounds the partitions one CreateTopic,
+	// CreatePartitions or DeletePartitions names (§9).
+	partitionsPerRequestMax = 1000
+	// nameBytesMax bounds stream, topic, group and token names (§9).
+	nameBytesMax = 255
+
+	// tokensPerUserDefault caps a user's personal access tokens when the
+	// configuration does not.
+	tokensPerUserDefault = 100
+	// tokenBytes is the entropy of a minted personal access token.
+	tokenBytes = 32
+
+	// queuedFramesMax bounds the frames a session holds while an earlier
+	// one of the same connection executes. The runtime stops reading a
+	// connection at inflightRequestsMax frames, so the queue never holds
+	// more than that.
+	queuedFramesMax = inflightRequestsMax
+
+	// outboxRetryDelay is how long a shard waits before it retries
+	// messages a full cross-shard queue refused.
+	outboxRetryDelay = 50 * time.Microsecond
+
+	// notReadyRetryDelay is how long a request waits before it retries
+	// while shard 0 is still opening the metadata store.
+	notReadyRetryDelay = time.Millisecond
+
+	// passwordCacheEntriesMax bounds each shard's cache of verified
+	// (password, hash) pairs, which spares a repeated login the argon2id
+	// cost. The cache is emptied when full.
+	passwordCacheEntriesMax = 1024
+
+	// callsFreeMax bounds the recycled calls a shard keeps.
+	callsFreeMax = 4096
+
+	// staleFactorPercent: a group member silent for this share of the
+	// heartbeat interval is stale (§5.7: 1.2 × interval).
+	staleFactorPercent = 120
+)
+
+// Argon2id parameters for stored passwords (the OWASP minimum: 19 MiB, two
+// passes, one lane).
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonKeyBytes  = 32
+	argonSaltBytes = 16
+)

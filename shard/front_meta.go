@@ -1,0 +1,214 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/engine/metadata"
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// metaPlane is shard 0's part of the front: it owns the metadata store
+// and the group table, runs every metadata call in arrival order, and
+// publishes a new view after each change.
+type metaPlane struct {
+	front  *front
+	store  *metadata.Store
+	groups *groupTable
+	// waiting holds calls that arrived before the store opened.
+	waiting []*call
+}
+
+func newMetaPlane(f *front) *metaPlane {
+	return &metaPlane{front: f, groups: newGroupTable(f.server.options.RebalancingTimeout)}
+}
+
+// open opens the store on the shard's storage, creates the root user on
+// a first start, publishes the first view and reports to StartServer.
+func (m *metaPlane) open() {
+	server := m.front.server
+	storage := server.data.Local(m.front.shard).Storage()
+	metadata.OpenStore(storage, server.options.metadataPath(), server.options.Logger, func(store *metadata.Store, err error) {
+		if err != nil {
+			server.opened <- fmt.Errorf("shard: open metadata: %w", err)
+			return
+		}
+		m.store = store
+		if len(store.State().Users) == 0 {
+			m.createRoot()
+			return
+		}
+		m.ready()
+	})
+	_, err := m.front.shard.Every(time.Second, func(time.Time) {
+		if m.groups.expire() {
+			m.publish()
+		}
+	})
+	invariant.Assert(err == nil, "front: the rebalance timer fits")
+}
+
+// createRoot creates the bootstrap root user (id 0, every right).
+func (m *metaPlane) createRoot() {
+	options := &m.front.server.options
+	all := wire.AllPermissions()
+	permissions := make([]byte, all.EncodedSize())
+	all.Encode(permissions)
+	execution := &metadata.Execution{Command: metadata.Command{Kind: metadata.CreateUser,
+		Name: options.RootUsername, Secret: hashPassword(options.RootPassword), Status: uint8(wire.UserActive),
+		HasPermissions: true, Permissions: permissions, CreatedAt: 1}}
+	execution.Done = func(e *metadata.Execution) {
+		if e.Err != nil {
+			options.Fatal(fmt.Errorf("shard: create the root user: %w", e.Err))
+			m.front.server.opened <- e.Err
+			return
+		}
+		options.Logger.Info("created the root user", "username", options.RootUsername)
+		m.ready()
+	}
+	m.store.Execute(execution)
+}
+
+func (m *metaPlane) ready() {
+	m.publish()
+	m.front.server.opened <- nil
+	waiting := m.waiting
+	m.waiting = nil
+	for _, c := range waiting {
+		m.run(c)
+	}
+}
+
+// publish makes the current state the view every shard reads.
+func (m *metaPlane) publish() {
+	m.front.server.view.Store(buildView(m.store.State(), m.groups))
+}
+
+func (m *metaPlane) close() {
+	if m.store == nil {
+		return
+	}
+	m.store.Close(func(err error) {
+		if err != nil {
+			m.front.server.options.Logger.Warn("close metadata", "err", err.Error())
+		}
+	})
+}
+
+// run executes one metadata call on shard 0.
+func (m *metaPlane) run(c *call) {
+	if m.store == nil {
+		m.waiting = append(m.waiting, c)
+		return
+	}
+	view := m.front.server.view.Load()
+	switch c.code {
+	case wire.CodeJoinConsumerGroup, wire.CodeLeaveConsumerGroup, wire.CodeSyncConsumerGroup:
+		m.runGroupMembership(c, view)
+		m.reply(c)
+		return
+	}
+	command, ok := m.command(c, view)
+	if !ok {
+		m.reply(c)
+		return
+	}
+	execution := &metadata.Execution{Command: command}
+	execution.Done = func(e *metadata.Execution) { m.executed(c, e) }
+	m.store.Execute(execution)
+}
+
+// executed maps the store's outcome and runs what follows a change.
+func (m *metaPlane) executed(c *call, e *metadata.Execution) {
+	if e.Err != nil {
+		var fatal *engine.FatalError
+		if errors.As(e.Err, &fatal) {
+			m.front.server.fatal(e.Err)
+			c.status = wire.StatusError
+		} else {
+			c.result = metaStatus(c.code, e.Err)
+		}
+		m.reply(c)
+		return
+	}
+	m.publish()
+	m.after(c, &e.Command, e.Result)
+}
+
+// reply hands the call back to its origin shard.
+func (m *metaPlane) reply(c *call) {
+	if c.origin == m.front {
+		m.front.complete(c)
+		return
+	}
+	m.front.post(c.origin.shard.ID(), Message{Kind: kindCallDone, Data: c})
+}
+
+// clientGone removes an ended session from its groups.
+func (m *metaPlane) clientGone(gone *clientGone) {
+	m.groups.leaveAll(gone.client)
+	if m.store != nil {
+		m.publish()
+	}
+}
+
+// metaStatus maps a store rejection to the committed result (§10).
+func metaStatus(code wire.Code, err error) wire.Status {
+	switch {
+	case errors.Is(err, metadata.ErrStreamNotFound):
+		return wire.StatusStreamIDNotFound
+	case errors.Is(err, metadata.ErrStreamNameExists):
+		return wire.StatusStreamNameAlreadyExists
+	case errors.Is(err, metadata.ErrTopicNotFound):
+		return wire.StatusTopicIDNotFound
+	case errors.Is(err, metadata.ErrTopicNameExists):
+		return wire.StatusTopicNameAlreadyExists
+	case errors.Is(err, metadata.ErrTooManyStreams):
+		return wire.StatusTooManyStreams
+	case errors.Is(err, metadata.ErrTooManyTopics):
+		return wire.StatusTooManyTopics
+	case errors.Is(err, metadata.ErrTooManyPartitions):
+		if code == wire.CodeDeletePartitions {
+			return wire.StatusInvalidPartitionsCount
+		}
+		return wire.StatusTooManyPartitions
+	case errors.Is(err, metadata.ErrUserNotFound), errors.Is(err, metadata.ErrTokenNotFound):
+		return wire.StatusResourceNotFound
+	case errors.Is(err, metadata.ErrUsernameExists):
+		return wire.StatusUserAlreadyExists
+	case errors.Is(err, metadata.ErrTooManyUsers):
+		return wire.StatusUsersLimitReached
+	case errors.Is(err, metadata.ErrTokenNameExists):
+		return wire.StatusPersonalAccessTokenAlreadyExists
+	case errors.Is(err, metadata.ErrTooManyTokens):
+		return wire.StatusPersonalAccessTokensLimitReached
+	case errors.Is(err, metadata.ErrGroupNotFound):
+		return wire.StatusConsumerGroupIDNotFound
+	case errors.Is(err, metadata.ErrGroupNameExists):
+		return wire.StatusConsumerGroupNameAlreadyExists
+	case errors.Is(err, metadata.ErrRootUser):
+		return wire.StatusCannotDeleteUser
+	case errors.Is(err, metadata.ErrInvalidName):
+		return invalidNameStatus(code)
+	}
+	return wire.StatusError
+}
+
+func invalidNameStatus(code wire.Code) wire.Status {
+	switch code {
+	case wire.CodeCreateStream, wire.CodeUpdateStream:
+		return wire.StatusInvalidStreamName
+	case wire.CodeCreateTopic, wire.CodeUpdateTopic:
+		return wire.StatusInvalidTopicName
+	case wire.CodeCreateUser, wire.CodeUpdateUser:
+		return wire.StatusInvalidUsername
+	case wire.CodeCreatePersonalAccessToken, wire.CodeDeletePersonalAccessToken:
+		return wire.StatusInvalidPersonalAccessTokenName
+	case wire.CodeCreateConsumerGroup:
+		return wire.StatusInvalidConsumerGroupName
+	}
+	return wire.StatusInvalidCommand
+}

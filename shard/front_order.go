@@ -1,0 +1,144 @@
+package shard
+
+import (
+	"time"
+
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// A connection's requests start in arrival order and their replies leave
+// in that order. A request starts once every earlier one has answered,
+// except that consecutive SendMessages run together: appends to different
+// partitions are independent, and appends to one partition keep their
+// order on the way to its owner (one FIFO queue per pair of shards), so a
+// pipelining producer is not held to one round trip per batch. A read or a
+// metadata write still waits for every earlier request, so it sees what
+// they did.
+
+// frameRef is a frame with its place in its connection's order.
+type frameRef struct {
+	buf []byte
+	seq uint64
+}
+
+// order is a session's request sequencing state.
+type order struct {
+	queue     [][]byte // received, not started
+	running   int      // started, reply not yet released
+	sendsOnly bool     // every running request is a SendMessages
+	waiting   bool     // the head waits for the metadata to open
+	seqStart  uint64   // sequence of the next request to start
+	seqReply  uint64   // sequence of the next reply to release
+	replies   [queuedFramesMax]pendingReply
+}
+
+// pendingReply is a finished request whose reply waits for earlier ones.
+type pendingReply struct {
+	done  bool
+	frame []byte
+	reply []byte // nil: answered by silence
+}
+
+// isSend reports whether a frame is a SendMessages request, from its
+// operation byte (§2.2), before any decoding.
+func isSend(frame []byte) bool {
+	return len(frame) >= wire.HeaderBytes && wire.Operation(frame[offsetRequestOperation]) == wire.OperationSendMessages
+}
+
+// offsetRequestOperation is the operation byte of a request header (§2.2).
+const offsetRequestOperation = 176
+
+// runQueue starts every queued frame the order allows.
+func (f *front) runQueue(s *session) {
+	o := &s.order
+	for len(o.queue) > 0 && !s.closed && !s.evicted && !o.waiting {
+		frame := o.queue[0]
+		send := isSend(frame)
+		if o.running > 0 && !(o.sendsOnly && send) {
+			return
+		}
+		copy(o.queue, o.queue[1:])
+		o.queue[len(o.queue)-1] = nil
+		o.queue = o.queue[:len(o.queue)-1]
+		invariant.Assert(o.running < queuedFramesMax, "front: running requests fit the reply slots")
+		o.running++
+		o.sendsOnly = send && (o.running == 1 || o.sendsOnly)
+		seq := o.seqStart
+		o.seqStart++
+		f.serve(s, frameRef{buf: frame, seq: seq})
+	}
+}
+
+// finish records frame's reply (nil: no reply, the frame is dropped),
+// releases every reply now in order, and starts what may start.
+func (f *front) finish(s *session, frame frameRef, reply []byte) {
+	o := &s.order
+	slot := &o.replies[frame.seq%queuedFramesMax]
+	invariant.Assert(!slot.done, "front: a request finishes once")
+	invariant.Assert(frame.seq >= o.seqReply && frame.seq < o.seqStart, "front: a finished request was started")
+	*slot = pendingReply{done: true, frame: frame.buf, reply: reply}
+	for o.running > 0 {
+		head := &o.replies[o.seqReply%queuedFramesMax]
+		if !head.done {
+			break
+		}
+		f.release(s, head)
+		*head = pendingReply{}
+		o.seqReply++
+		o.running--
+	}
+	if s.closed {
+		return
+	}
+	if s.evicted {
+		if o.running == 0 {
+			f.dropQueue(s)
+			s.conn.drain()
+		}
+		return
+	}
+	f.runQueue(s)
+}
+
+// release sends one reply (or forgets its frame) and frees the frame.
+func (f *front) release(s *session, done *pendingReply) {
+	f.shard.Release(done.frame)
+	switch {
+	case s.closed:
+		if done.reply != nil {
+			f.shard.Release(done.reply)
+		}
+	case done.reply == nil:
+		s.conn.forgetFrame()
+	default:
+		_ = s.conn.Reply(done.reply) // a closed connection drops it; OnClose cleans up
+	}
+}
+
+// dropQueue forgets the frames an evicted session will never run.
+func (f *front) dropQueue(s *session) {
+	for _, queued := range s.order.queue {
+		f.shard.Release(queued)
+		s.conn.forgetFrame()
+	}
+	s.order.queue = s.order.queue[:0]
+}
+
+// waitReady parks a request until shard 0 has opened the metadata: it
+// goes back to the head of the queue and the queue waits.
+func (f *front) waitReady(s *session, frame frameRef) {
+	o := &s.order
+	invariant.Assert(frame.seq+1 == o.seqStart, "front: the parked request is the last started")
+	o.seqStart--
+	o.running--
+	o.queue = append([][]byte{frame.buf}, o.queue...)
+	o.waiting = true
+	_, err := f.shard.After(notReadyRetryDelay, func(time.Time) {
+		o.waiting = false
+		if !s.closed {
+			f.runQueue(s)
+		}
+	})
+	invariant.Assert(err == nil, "front: the not-ready timer fits")
+}
