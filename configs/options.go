@@ -59,8 +59,13 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		return shard.ServerOptions{}, fmt.Errorf("%w: system.topic.durability: %v", ErrInvalid, err)
 	}
 	listen := ""
-	if c.TCP.Enabled {
+	switch {
+	case c.TCP.Enabled && !c.TCP.TLS.Enabled:
 		listen = c.TCP.Address
+	case c.TCP.Enabled || c.HTTP.Enabled:
+		// TLS clients and the HTTP API reach the shards through the
+		// loopback listener; cmd terminates TLS in front of it.
+		listen = InternalListen
 	}
 	options := shard.ServerOptions{
 		Runtime: shard.Options{CPUs: cpus, Backend: c.System.Sharding.Backend, Listen: listen,
@@ -107,13 +112,15 @@ func (c *Config) cpus(allowed []int) ([]int, error) {
 	return cpus, nil
 }
 
+// InternalListen is the loopback listener the shards serve when TLS or
+// the HTTP API front them.
+const InternalListen = "127.0.0.1:0"
+
 // unsupported refuses settings this server cannot honour yet, naming the
 // key: serving plaintext where TLS was asked for, or one node where a
 // cluster was, would be worse than not starting.
 func (c *Config) unsupported() error {
 	switch {
-	case c.TCP.TLS.Enabled:
-		return fmt.Errorf("%w: tcp.tls.enabled: TLS is not offered by this server yet", ErrInvalid)
 	case c.Cluster.Enabled:
 		return fmt.Errorf("%w: cluster.enabled: replication is not wired into the server yet", ErrInvalid)
 	}
@@ -124,8 +131,5 @@ func (c *Config) unsupported() error {
 // each for the startup log.
 func (c *Config) Ignored() []string {
 	var ignored []string
-	if c.HTTP.Enabled {
-		ignored = append(ignored, "http.enabled: the HTTP API and metrics endpoint are not served yet")
-	}
 	return ignored
 }

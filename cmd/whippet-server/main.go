@@ -17,6 +17,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -114,6 +115,13 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		}
 		return exitError
 	}
+	fronts, err := startFronts(config, server.Addr(), configs.RootCredentials(environ), logger)
+	if err != nil {
+		logger.Error("start the TLS and HTTP listeners", "err", err.Error())
+		_ = server.Shutdown(context.Background()) // failing the start anyway
+		return exitError
+	}
+	defer fronts.close()
 	logger.Info("whippet-server started", "address", server.Addr().String(), "backend", backend, "why", why,
 		"shards", len(server.Runtime().Shards()), "data", absolute(options.DataPath), "config", source)
 	err = server.RunUntilSignal(shutdownGrace)

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/whippetio/whippet/client"
+	"github.com/whippetio/whippet/configs"
+)
+
+// fronts are the Go-side listeners in front of the shards: the TLS
+// terminator of the TCP protocol and the HTTP API.
+type fronts struct {
+	proxy   *tlsProxy
+	gateway *gateway
+	http    *http.Server
+	admin   *client.Client
+	adminMu sync.Mutex
+}
+
+// startFronts starts what config enables; shards is the address the
+// shards listen on. A front that cannot listen fails the start.
+func startFronts(config *configs.Config, shards net.Addr, root configs.Credentials, logger *slog.Logger) (*fronts, error) {
+	target := loopback(shards)
+	f := &fronts{}
+	if config.TCP.Enabled && config.TCP.TLS.Enabled {
+		tlsConfig, err := loadTLS(config.TCP.TLS.CertFile, config.TCP.TLS.KeyFile)
+		if err != nil {
+			return nil, err
+		}
+		if f.proxy, err = startTLSProxy(config.TCP.Address, target, tlsConfig, logger); err != nil {
+			return nil, err
+		}
+		logger.Info("tcp tls listening", "tls_address", f.proxy.listener.Addr().String())
+	}
+	if !config.HTTP.Enabled {
+		return f, nil
+	}
+	if err := f.startHTTP(config, target, root, logger); err != nil {
+		// The broker's clients speak TCP; an HTTP address already taken
+		// (a second server on one host) costs the API, not the broker.
+		logger.Error("http API not served", "address", config.HTTP.Address, "err", err.Error())
+	}
+	return f, nil
+}
+
+func (f *fronts) startHTTP(config *configs.Config, target string, root configs.Credentials, logger *slog.Logger) error {
+	gateway, err := newGateway(target, nil, int64(config.HTTP.MaxRequestSize), logger)
+	if err != nil {
+		return err
+	}
+	f.gateway = gateway
+	var tlsConfig *tls.Config
+	if config.HTTP.TLS.Enabled {
+		if tlsConfig, err = loadTLS(config.HTTP.TLS.CertFile, config.HTTP.TLS.KeyFile); err != nil {
+			return err
+		}
+	}
+	handler := gateway.routes()
+	if config.HTTP.Metrics.Enabled {
+		gateway.metrics = newMetrics(func(ctx context.Context) (*client.Client, error) {
+			return f.adminClient(ctx, target, root)
+		})
+		mux := http.NewServeMux()
+		mux.Handle("GET "+config.HTTP.Metrics.Endpoint, promhttp.HandlerFor(gateway.metrics.registry, promhttp.HandlerOpts{}))
+		mux.Handle("/", handler)
+		handler = mux
+	}
+	server, listener, err := gateway.listen(config.HTTP.Address, tlsConfig, handler)
+	if err != nil {
+		return err
+	}
+	f.http = server
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	logger.Info("http listening", "http_address", listener.Addr().String(), "scheme", scheme)
+	return nil
+}
+
+// adminClient is the metrics session, logged in as the root user.
+func (f *fronts) adminClient(ctx context.Context, target string, root configs.Credentials) (*client.Client, error) {
+	f.adminMu.Lock()
+	defer f.adminMu.Unlock()
+	if f.admin != nil {
+		return f.admin, nil
+	}
+	c, err := client.Dial(ctx, client.Options{Address: target, Username: root.Username, Password: root.Password,
+		ReconnectAttempts: 3, ReplyTimeout: httpRequestTimeout})
+	if err != nil {
+		return nil, err
+	}
+	f.admin = c
+	return c, nil
+}
+
+// close stops the fronts before the shards shut down.
+func (f *fronts) close() {
+	if f.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = f.http.Shutdown(ctx) // in-flight requests end with the shards anyway
+	}
+	if f.gateway != nil {
+		f.gateway.close()
+	}
+	f.adminMu.Lock()
+	if f.admin != nil {
+		_ = f.admin.Close() // the server forgets the session
+	}
+	f.adminMu.Unlock()
+	if f.proxy != nil {
+		f.proxy.close()
+	}
+}
+
+// loopback turns a wildcard listen address into one a local dial reaches.
+func loopback(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP == nil || tcp.IP.IsUnspecified() {
+		port := 0
+		if ok {
+			port = tcp.Port
+		}
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
+	return tcp.String()
+}
