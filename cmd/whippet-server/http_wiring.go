@@ -14,6 +14,7 @@ import (
 
 	"github.com/whippetio/whippet/client"
 	"github.com/whippetio/whippet/configs"
+	"github.com/whippetio/whippet/shard"
 )
 
 // fronts are the Go-side listeners in front of the shards: the TLS
@@ -28,8 +29,8 @@ type fronts struct {
 
 // startFronts starts what config enables; shards is the address the
 // shards listen on. A front that cannot listen fails the start.
-func startFronts(config *configs.Config, shards net.Addr, root configs.Credentials, logger *slog.Logger) (*fronts, error) {
-	target := loopback(shards)
+func startFronts(config *configs.Config, server *shard.Server, root configs.Credentials, logger *slog.Logger) (*fronts, error) {
+	target := loopback(server.Addr())
 	f := &fronts{}
 	if config.TCP.Enabled && config.TCP.TLS.Enabled {
 		tlsConfig, err := loadTLS(config.TCP.TLS.CertFile, config.TCP.TLS.KeyFile)
@@ -44,7 +45,7 @@ func startFronts(config *configs.Config, shards net.Addr, root configs.Credentia
 	if !config.HTTP.Enabled {
 		return f, nil
 	}
-	if err := f.startHTTP(config, target, root, logger); err != nil {
+	if err := f.startHTTP(config, server, target, root, logger); err != nil {
 		// The broker's clients speak TCP; an HTTP address already taken
 		// (a second server on one host) costs the API, not the broker.
 		logger.Error("http API not served", "address", config.HTTP.Address, "err", err.Error())
@@ -52,7 +53,7 @@ func startFronts(config *configs.Config, shards net.Addr, root configs.Credentia
 	return f, nil
 }
 
-func (f *fronts) startHTTP(config *configs.Config, target string, root configs.Credentials, logger *slog.Logger) error {
+func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, target string, root configs.Credentials, logger *slog.Logger) error {
 	gateway, err := newGateway(target, nil, int64(config.HTTP.MaxRequestSize), logger)
 	if err != nil {
 		return err
@@ -69,16 +70,17 @@ func (f *fronts) startHTTP(config *configs.Config, target string, root configs.C
 		gateway.metrics = newMetrics(func(ctx context.Context) (*client.Client, error) {
 			return f.adminClient(ctx, target, root)
 		})
+		gateway.metrics.registry.MustRegister(&shardCollector{shards: server.Runtime().Shards()})
 		mux := http.NewServeMux()
 		mux.Handle("GET "+config.HTTP.Metrics.Endpoint, promhttp.HandlerFor(gateway.metrics.registry, promhttp.HandlerOpts{}))
 		mux.Handle("/", handler)
 		handler = mux
 	}
-	server, listener, err := gateway.listen(config.HTTP.Address, tlsConfig, handler)
+	httpServer, listener, err := gateway.listen(config.HTTP.Address, tlsConfig, handler)
 	if err != nil {
 		return err
 	}
-	f.http = server
+	f.http = httpServer
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"

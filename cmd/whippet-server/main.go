@@ -115,7 +115,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		}
 		return exitError
 	}
-	fronts, err := startFronts(config, server.Addr(), configs.RootCredentials(environ), logger)
+	fronts, err := startFronts(config, server, configs.RootCredentials(environ), logger)
 	if err != nil {
 		logger.Error("start the TLS and HTTP listeners", "err", err.Error())
 		_ = server.Shutdown(context.Background()) // failing the start anyway

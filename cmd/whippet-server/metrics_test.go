@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,6 +84,21 @@ func TestMetricsScrape(t *testing.T) {
 	if got := value(t, families, "whippet_clients", nil); got < 2 {
 		t.Fatalf("clients: %v", got)
 	}
+	connections, requests, received := 0.0, 0.0, 0.0
+	for id := range shardCount(t) {
+		label := map[string]string{"shard": strconv.Itoa(id)}
+		connections += value(t, families, "whippet_shard_connections", label)
+		received += value(t, families, "whippet_shard_received_bytes_total", label)
+		requests += value(t, families, "whippet_shard_requests_total", label)
+		if depth := value(t, families, "whippet_shard_queue_depth", label); depth < 0 {
+			t.Fatalf("shard %d queue depth %v", id, depth)
+		}
+	}
+	// The TCP client, the HTTP session and the metrics session at least;
+	// and every request of this test passed through a shard.
+	if connections < 3 || requests < 10 || received < 500 {
+		t.Fatalf("shard connections %v, requests %v, bytes %v\n%s", connections, requests, received, dump(t, a))
+	}
 }
 
 func scrape(t *testing.T, a *api) map[string]*dto.MetricFamily {
@@ -106,7 +123,7 @@ func scrape(t *testing.T, a *api) map[string]*dto.MetricFamily {
 }
 
 // value returns the sample of name whose labels include want: a gauge's
-// value or a histogram's count.
+// or a counter's value, or a histogram's count.
 func value(t *testing.T, families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
 	t.Helper()
 	family := families[name]
@@ -128,8 +145,26 @@ func value(t *testing.T, families map[string]*dto.MetricFamily, name string, wan
 		if histogram := metric.GetHistogram(); histogram != nil {
 			return float64(histogram.GetSampleCount())
 		}
+		if counter := metric.GetCounter(); counter != nil {
+			return counter.GetValue()
+		}
 		return metric.GetGauge().GetValue()
 	}
 	t.Fatalf("no %s with labels %v", name, want)
 	return 0
+}
+
+// dump is the raw exposition, for failure messages.
+func dump(t *testing.T, a *api) string {
+	t.Helper()
+	response, err := a.client.Get(a.base + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer response.Body.Close()
+	raw, err := io.ReadAll(response.Body)
+	if err != nil {
+		return err.Error()
+	}
+	return string(raw)
 }
