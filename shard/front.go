@@ -20,6 +20,7 @@ type Server struct {
 	runtime *Runtime
 	data    *Data
 	fronts  []*front
+	latency []*requestLatency // by shard; allocated before the shards start
 	// view is the metadata as of the last applied command, published by
 	// shard 0 and read by every shard (never modified once published).
 	view      atomic.Pointer[frontView]
@@ -63,6 +64,7 @@ func StartServer(options ServerOptions) (*Server, error) {
 		cpus = allowed
 	}
 	server.fronts = make([]*front, min(len(cpus), shardCountMax))
+	server.latency = newRequestLatencies(len(server.fronts))
 	runtime, err := Start(runtimeOptions)
 	if err != nil {
 		return nil, err
@@ -108,6 +110,7 @@ func (s *Server) newFront(sh *Shard) Handler {
 	f := &front{server: s, shard: sh, outbox: make([][]Message, len(s.fronts)),
 		passwords: make(map[[32]byte]bool), roundRobin: make(map[[2]uint32]uint32)}
 	f.dataDoneFn, f.sendDoneFn, f.pollDoneFn = f.dataDone, f.sendDone, f.pollDone
+	f.latency = s.latency[sh.ID()]
 	f.offsetDoneFn, f.opDoneFn = f.offsetDone, f.partitionOpDone
 	s.fronts[sh.ID()] = f
 	return f
@@ -162,6 +165,8 @@ type front struct {
 	server *Server
 	shard  *Shard
 	meta   *metaPlane // shard 0 only
+	// latency is this shard's request latency table (external_latency.go).
+	latency *requestLatency
 	// outbox holds, per target shard, messages a full queue refused, in
 	// order; later messages to that shard wait behind them.
 	outbox      [][]Message

@@ -24,8 +24,9 @@ import (
 
 // frameRef is a frame with its place in its connection's order.
 type frameRef struct {
-	buf []byte
-	seq uint64
+	buf     []byte
+	seq     uint64
+	started time.Time // when the request started, for the latency table
 }
 
 // order is a session's request sequencing state.
@@ -96,7 +97,7 @@ func (f *front) runQueue(s *session) {
 		o.lane = next
 		seq := o.seqStart
 		o.seqStart++
-		f.serve(s, frameRef{buf: frame, seq: seq})
+		f.serve(s, frameRef{buf: frame, seq: seq, started: time.Now()})
 	}
 }
 
@@ -108,6 +109,7 @@ func (f *front) finish(s *session, frame frameRef, reply []byte) {
 	invariant.Assert(!slot.done, "front: a request finishes once")
 	invariant.Assert(frame.seq >= o.seqReply && frame.seq < o.seqStart, "front: a finished request was started")
 	*slot = pendingReply{done: true, frame: frame.buf, reply: reply}
+	f.latency.observe(frame.buf, time.Since(frame.started))
 	for o.running > 0 {
 		head := &o.replies[o.seqReply%queuedFramesMax]
 		if !head.done {

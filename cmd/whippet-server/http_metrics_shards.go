@@ -48,3 +48,47 @@ func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShardAccepted, prometheus.CounterValue, float64(stats.ConnsAdopted), label)
 	}
 }
+
+var descRequestLatency = prometheus.NewDesc("whippet_request_duration_seconds",
+	"Server-side request latency by command (start to reply ready), over TCP, TLS and HTTP alike.", []string{"command"}, nil)
+
+// latencyCollector exports the shards' request latency tables, summed
+// over shards.
+type latencyCollector struct {
+	server *shard.Server
+}
+
+func (c *latencyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRequestLatency }
+
+func (c *latencyCollector) Collect(ch chan<- prometheus.Metric) {
+	type total struct {
+		counts [shard.LatencyBucketCount]uint64
+		sum    uint64
+	}
+	byCode := map[string]*total{}
+	var names []string
+	for _, entry := range c.server.RequestLatencies() {
+		name := entry.Code.String()
+		sum := byCode[name]
+		if sum == nil {
+			sum = &total{}
+			byCode[name] = sum
+			names = append(names, name)
+		}
+		for i, count := range entry.Counts {
+			sum.counts[i] += count
+		}
+		sum.sum += entry.SumNanos
+	}
+	for _, name := range names {
+		sum := byCode[name]
+		buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
+		cumulative := uint64(0)
+		for i := range shard.LatencyBucketCount - 1 {
+			cumulative += sum.counts[i]
+			buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
+		}
+		cumulative += sum.counts[shard.LatencyBucketCount-1]
+		ch <- prometheus.MustNewConstHistogram(descRequestLatency, cumulative, float64(sum.sum)/1e9, buckets, name)
+	}
+}

@@ -73,6 +73,12 @@ func TestMetricsScrape(t *testing.T) {
 		t.Fatalf("send requests counted: %v", got)
 	}
 
+	if got := value(t, families, "whippet_request_duration_seconds", map[string]string{"command": "SendMessages"}); got != 1 {
+		t.Fatalf("SendMessages requests timed by the shards: %v", got)
+	}
+	if got := value(t, families, "whippet_request_duration_seconds", map[string]string{"command": "StoreConsumerOffset"}); got != 1 {
+		t.Fatalf("StoreConsumerOffset requests timed by the shards: %v", got)
+	}
 	check(t, "store offset 4", c.StoreConsumerOffset(ctx, target, 4))
 	families = scrape(t, a)
 	if got := value(t, families, "whippet_consumer_group_lag_messages", lagLabels); got != 0 {

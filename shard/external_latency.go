@@ -1,0 +1,105 @@
+package shard
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// LatencyBucketCount is the number of request latency buckets: bucket i
+// counts requests served in under 2^i µs, the last one everything slower
+// (2^(LatencyBucketCount-2) µs ≈ 0.5 s and up).
+const LatencyBucketCount = 21
+
+// LatencyBucketBound is the upper bound of bucket i (the last has none).
+func LatencyBucketBound(i int) time.Duration {
+	invariant.Assert(i >= 0 && i < LatencyBucketCount-1, "shard: a bounded latency bucket")
+	return time.Microsecond << i
+}
+
+// RequestLatency is one shard's latency histogram of one command: from
+// the moment the front starts a request to the moment its reply is ready.
+type RequestLatency struct {
+	Shard    int
+	Code     wire.Code
+	Counts   [LatencyBucketCount]uint64 // per bucket, not cumulative
+	SumNanos uint64
+}
+
+// requestLatency is a shard's table of histograms, one row per known
+// command. Only the shard's thread writes, so a bump is a load and a
+// store; readers on other threads see each counter atomically.
+type requestLatency struct {
+	codes []wire.Code
+	row   map[wire.Code]int // read-only after construction
+	// byOperation is the row of a replicated request, whose frame names
+	// its operation rather than its code (the first code of each
+	// operation: a PAT login counts as LoginRegister).
+	byOperation map[wire.Operation]int
+	counts      [][LatencyBucketCount]atomic.Uint64
+	sums        []atomic.Uint64
+}
+
+func newRequestLatencies(shardCount int) []*requestLatency {
+	codes := wire.Codes()
+	row := make(map[wire.Code]int, len(codes))
+	byOperation := make(map[wire.Operation]int)
+	for i, code := range codes {
+		row[code] = i
+		operation := code.Operation()
+		if _, seen := byOperation[operation]; !seen && operation != wire.OperationNonReplicated && operation != wire.OperationReserved {
+			byOperation[operation] = i
+		}
+	}
+	out := make([]*requestLatency, shardCount)
+	for i := range out {
+		out[i] = &requestLatency{codes: codes, row: row, byOperation: byOperation,
+			counts: make([][LatencyBucketCount]atomic.Uint64, len(codes)), sums: make([]atomic.Uint64, len(codes))}
+	}
+	return out
+}
+
+// observe records one request of frame (a 0.9 request frame) that took
+// elapsed; frames without a known code are not counted.
+func (l *requestLatency) observe(frame []byte, elapsed time.Duration) {
+	if len(frame) < offsetRequestCode+4 {
+		return
+	}
+	operation := wire.Operation(frame[offsetRequestOperation])
+	index, ok := l.byOperation[operation]
+	if operation == wire.OperationNonReplicated {
+		index, ok = l.row[wire.Code(binary.LittleEndian.Uint32(frame[offsetRequestCode:]))]
+	}
+	if !ok {
+		return
+	}
+	micros := uint64(max(elapsed, 0) / time.Microsecond)
+	bucket := min(bits.Len64(micros), LatencyBucketCount-1)
+	counter := &l.counts[index][bucket]
+	counter.Store(counter.Load() + 1)
+	l.sums[index].Store(l.sums[index].Load() + uint64(max(elapsed, 0)))
+}
+
+// RequestLatencies returns every shard's histogram of every command that
+// has been served at least once; safe from any goroutine.
+func (s *Server) RequestLatencies() []RequestLatency {
+	var out []RequestLatency
+	for shardID, table := range s.latency {
+		for index, code := range table.codes {
+			entry := RequestLatency{Shard: shardID, Code: code, SumNanos: table.sums[index].Load()}
+			total := uint64(0)
+			for bucket := range entry.Counts {
+				entry.Counts[bucket] = table.counts[index][bucket].Load()
+				total += entry.Counts[bucket]
+			}
+			if total > 0 {
+				out = append(out, entry)
+			}
+		}
+	}
+	return out
+}
