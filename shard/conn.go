@@ -264,7 +264,7 @@ func (c *Conn) consume(data []byte) {
 func (c *Conn) consumeHead(data []byte) []byte {
 	take := min(len(data), frameHeadBytesMax-c.headLen)
 	copy(c.head[c.headLen:], data[:take])
-	size, err := c.shard.handler.FrameBytes(c.head[:c.headLen+take])
+	size, err := c.frameBytes(c.head[:c.headLen+take])
 	switch {
 	case err != nil:
 		c.close(fmt.Errorf("%w: %w", ErrFrameHeader, err))

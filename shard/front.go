@@ -237,6 +237,10 @@ func (f *front) FrameBytes(head []byte) (int, error) {
 // and a write is visible to the read that follows it.
 func (f *front) OnFrame(conn *Conn, frame []byte) {
 	s, _ := conn.Attached().(*session)
+	if s != nil && s.classic != nil {
+		f.onClassicFrame(s, frame)
+		return
+	}
 	if s == nil {
 		if limit := f.server.options.ConnectionsMax; limit > 0 && f.server.clients.count() >= limit {
 			f.shard.Release(frame)

@@ -32,6 +32,8 @@ type session struct {
 	// inGroups is set once the session joined a group, so that its end
 	// tells shard 0.
 	inGroups bool
+	// classic is set on a 0.8 classic connection (front_classic.go).
+	classic *classicConn
 }
 
 func (f *front) newSession(conn *Conn) *session {
