@@ -35,6 +35,11 @@ type Backend interface {
 	// (valid until the next Wait), Result 0 with no Errno means the peer
 	// closed its side (final).
 	Recv(fd int, token uint64) error
+	// RecvInto receives into a prefix of buf with one completion whose
+	// Result is the byte count, 0 when the peer closed (io_uring waits
+	// until buf is full; epoll returns what the socket held). Only one of
+	// Recv and RecvInto is armed on an fd at a time.
+	RecvInto(fd int, buf []byte, token uint64) error
 	// Send writes a prefix of data; Result is how much was written, which
 	// may be less than len(data) (the caller sends the rest).
 	Send(fd int, data []byte, token uint64) error
@@ -67,6 +72,9 @@ type Backend interface {
 	Alloc(size int) []byte
 	// Free gives back a buffer from Alloc; others are left to the GC.
 	Free(buf []byte)
+	// Direct reports whether the backend does I/O on buf itself, without
+	// a bounce copy (io_uring: buf came from Alloc's pools).
+	Direct(buf []byte) bool
 	// Close releases the backend; ops still in flight are abandoned.
 	Close() error
 }

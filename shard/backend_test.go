@@ -2,7 +2,6 @@ package shard
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
 	"time"
 
@@ -22,7 +21,6 @@ func onBackendThread(t *testing.T, backend string, body func(b Backend)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer runtime.UnlockOSThread()
 		if err := pinThread(firstCPU(t)[0]); err != nil {
 			t.Error(err)
 			return
@@ -79,6 +77,7 @@ func TestBackendContract(t *testing.T) {
 			}
 			checkNotify(t, b)
 			checkSocketOps(t, b)
+			checkRecvInto(t, b)
 		})
 	})
 }
@@ -135,6 +134,48 @@ func checkSocketOps(t *testing.T, b Backend) {
 	}
 }
 
+// checkRecvInto receives 192 KiB, sent in pieces, into one Alloc'd
+// buffer through as many RecvInto as it takes, then cancels one.
+func checkRecvInto(t *testing.T, b Backend) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pair[0])
+	defer unix.Close(pair[1])
+	if b.Name() == BackendEpoll {
+		_ = unix.SetNonblock(pair[0], true) // epoll's contract: nonblocking sockets
+	}
+	sent := makeFrame(192<<10, 9)
+	go func() {
+		for rest := sent; len(rest) > 0; {
+			n, err := unix.Write(pair[1], rest[:min(len(rest), 20000)])
+			if err != nil {
+				return
+			}
+			rest = rest[n:]
+		}
+	}()
+	buf := b.Alloc(len(sent))
+	defer b.Free(buf)
+	for filled, token := 0, uint64(20); filled < len(buf); token++ {
+		_ = b.RecvInto(pair[0], buf[filled:], token)
+		got := waitFor(t, b, token)
+		if got.Errno != 0 || got.Result <= 0 || got.More {
+			t.Fatalf("RecvInto: %+v", got)
+		}
+		filled += got.Result
+	}
+	if !bytes.Equal(buf, sent) {
+		t.Error("RecvInto bytes differ from those sent")
+	}
+	_ = b.RecvInto(pair[0], buf, 99)
+	_ = b.Cancel(pair[0], 99)
+	if got := waitFor(t, b, 99); got.Errno != unix.ECANCELED {
+		t.Errorf("cancelled RecvInto ended with %+v, want ECANCELED", got)
+	}
+}
+
 // TestURingSetup: the io_uring backend runs with the setup the notes
 // measured fastest: a single-issuer ring with deferred task work, and
 // multishot receive into a provided-buffer ring, when the kernel has them.
@@ -181,7 +222,6 @@ func TestURingRecvRunsDry(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer runtime.UnlockOSThread()
 		if err := pinThread(firstCPU(t)[0]); err != nil {
 			t.Error(err)
 			return

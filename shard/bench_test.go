@@ -18,16 +18,21 @@ const echoFrameBytes = 1 << 20
 // shard runtime (each backend, with and without spinning) against a
 // goroutine-per-connection net server, all driven by the same closed-loop
 // client: each connection writes a frame and reads its echo, again and
-// again. MB/s counts one direction; p50/p99 are round-trip latencies.
+// again. The server runs on the first CPU (one shard; the net server's
+// connection goroutines pinned there too) and the client goroutines on
+// the last, the setup of IO-URING-NOTES.md's "server on its own core".
+// MB/s counts one direction; p50/p99 are round-trip latencies.
 func BenchmarkEcho1MiB(b *testing.B) {
+	serverCPU, _ := testCPUs(b)
+	one := []int{serverCPU}
 	servers := []struct {
 		name  string
 		start func(b *testing.B) string
 	}{
 		{"net", startNetEcho},
-		{"epoll", shardEcho(Options{Backend: BackendEpoll})},
-		{"io_uring", shardEcho(Options{Backend: BackendIOURing})},
-		{"io_uring-spin50us", shardEcho(Options{Backend: BackendIOURing, Spin: 50 * time.Microsecond})},
+		{"epoll", shardEcho(Options{Backend: BackendEpoll, CPUs: one})},
+		{"io_uring", shardEcho(Options{Backend: BackendIOURing, CPUs: one})},
+		{"io_uring-spin50us", shardEcho(Options{Backend: BackendIOURing, CPUs: one, Spin: 50 * time.Microsecond})},
 	}
 	for _, server := range servers {
 		for _, conns := range []int{1, 2} {
@@ -73,6 +78,11 @@ func startNetEcho(b *testing.B) string {
 			go func() {
 				defer wait.Done()
 				defer conn.Close()
+				serverCPU, _ := testCPUs(b)
+				if err := pinThread(serverCPU); err != nil {
+					b.Error(err)
+					return
+				}
 				buf := make([]byte, echoHeaderBytes+echoFrameBytes)
 				for {
 					frame, err := readFrame(conn, buf)
@@ -113,6 +123,10 @@ func runEchoClients(b *testing.B, addr string, conns int) {
 		wait.Add(1)
 		go func() {
 			defer wait.Done()
+			if _, clientCPU := testCPUs(b); pinThread(clientCPU) != nil {
+				b.Error("pin the client")
+				return
+			}
 			buf := make([]byte, len(frame))
 			latencies[i] = make([]time.Duration, 0, perConn)
 			for range perConn {

@@ -37,7 +37,10 @@ type Conn struct {
 	frame     []byte // the frame being received, once its size is known
 	frameLen  int
 	inflight  int  // frames delivered whose reply is not yet sent
-	recvArmed bool // a multishot recv is armed (until its final completion)
+	recvArmed bool // a recv is armed (until its final completion)
+	recvInto  bool // the armed recv is a RecvInto the frame, not multishot
+	switching bool // the multishot recv is cancelled to receive into the frame
+	canceling bool // a cancel of the armed recv is on its way
 	paused    bool // reading stopped at the in-flight limit
 	resuming  bool // queued on the shard's resume list
 	parked    []byte
@@ -177,11 +180,29 @@ func (c *Conn) armRecv() {
 		c.shard.fail(err)
 		return
 	}
-	c.recvArmed = true
+	c.recvArmed, c.recvInto, c.switching, c.canceling = true, false, false, false
+}
+
+// rearm arms the receive the connection needs next: straight into the
+// frame being assembled when much of it is missing, else multishot.
+func (c *Conn) rearm() {
+	if !c.wantsRecvInto() {
+		c.armRecv()
+		return
+	}
+	invariant.Assert(!c.recvArmed, "one recv armed per connection")
+	err := c.shard.backend.RecvInto(c.fd, c.frame[c.frameLen:], c.token(tokenRecvInto))
+	if err != nil {
+		c.shard.fail(err)
+		return
+	}
+	c.recvArmed, c.recvInto, c.switching, c.canceling = true, true, false, false
+	bump(&c.shard.stats.recvsInto, 1)
 }
 
 func (c *Conn) onRecv(completion Completion) {
 	invariant.Assert(c.recvArmed, "recv completion has a recv armed")
+	invariant.Assert(!c.recvInto, "a multishot completion for a multishot recv")
 	if !completion.More {
 		c.recvArmed = false
 	}
@@ -201,11 +222,62 @@ func (c *Conn) onRecv(completion Completion) {
 	default:
 		bump(&c.shard.stats.bytesIn, len(completion.Data))
 		c.consume(completion.Data)
-		if c.state >= connClosing {
-			c.finishClose()
-		} else if !c.recvArmed && !c.paused && c.state == connOpen {
-			c.armRecv() // a multishot recv ended early (no buffers): re-arm
+		c.afterInput()
+	}
+}
+
+// afterInput re-arms a receive the kernel ended early (no buffers), or
+// switches to receiving into the frame when much of it is still missing.
+func (c *Conn) afterInput() {
+	switch {
+	case c.state >= connClosing:
+		c.finishClose()
+	case c.state != connOpen || c.paused:
+	case !c.recvArmed:
+		c.rearm()
+	case !c.recvInto && !c.switching && c.wantsRecvInto():
+		c.switching = true
+		c.cancelRecv() // its final completion re-arms into the frame
+	}
+}
+
+// wantsRecvInto reports whether the frame being assembled should be
+// received into directly: much of it is missing, and the backend can lend
+// its buffer to the kernel as is (a bounce would hold pooled memory for
+// the whole receive and save no copy).
+func (c *Conn) wantsRecvInto() bool {
+	if c.frame == nil || len(c.frame)-c.frameLen < directRecvBytesMin {
+		return false
+	}
+	return c.shard.backend.Direct(c.frame)
+}
+
+// onRecvInto handles the one completion of a receive into the frame.
+func (c *Conn) onRecvInto(completion Completion) {
+	invariant.Assert(c.recvArmed && c.recvInto, "a RecvInto completion has a RecvInto armed")
+	c.recvArmed, c.recvInto = false, false
+	switch {
+	case completion.Errno == unix.ECANCELED:
+		c.onRecvEnded()
+	case completion.Errno != 0:
+		c.close(fmt.Errorf("shard: recv: %w", completion.Errno))
+		c.finishClose() // close returned early when already closing
+	case completion.Result == 0:
+		c.onPeerClosed()
+	case c.state != connOpen:
+		c.onRecvEnded()
+	default:
+		invariant.Assert(c.frame != nil, "a RecvInto fills a frame")
+		invariant.Assert(c.frameLen+completion.Result <= len(c.frame), "a RecvInto stays within its frame")
+		bump(&c.shard.stats.bytesIn, completion.Result)
+		c.frameLen += completion.Result
+		if c.frameLen == len(c.frame) {
+			c.deliver()
 		}
+		if c.state == connOpen && c.inflight == inflightRequestsMax {
+			c.pause()
+		}
+		c.afterInput()
 	}
 }
 
@@ -215,7 +287,7 @@ func (c *Conn) onRecvEnded() {
 	switch c.state {
 	case connOpen:
 		if !c.paused {
-			c.armRecv() // the pause ended before its cancel landed
+			c.rearm() // a switch into the frame, or a pause that ended before its cancel landed
 		}
 	case connDraining:
 		c.finishDrain()
@@ -224,12 +296,16 @@ func (c *Conn) onRecvEnded() {
 	}
 }
 
+// onPeerClosed handles end of stream, the final completion of a receive.
 func (c *Conn) onPeerClosed() {
-	if c.headLen > 0 || c.frame != nil || len(c.parked) > 0 {
+	switch {
+	case c.state != connOpen:
+		c.onRecvEnded() // already draining or closing: this was the receive's end
+	case c.headLen > 0 || c.frame != nil || len(c.parked) > 0:
 		c.close(ErrPeerClosedMidFrame)
-		return
+	default:
+		c.drain()
 	}
-	c.drain()
 }
 
 // consume runs received bytes through the frame state machine; at the
@@ -250,13 +326,18 @@ func (c *Conn) consume(data []byte) {
 		c.frameLen += n
 		data = data[n:]
 		if c.frameLen == len(c.frame) {
-			frame := c.frame
-			c.frame, c.frameLen = nil, 0
-			c.inflight++
-			bump(&c.shard.stats.framesIn, 1)
-			c.shard.handler.OnFrame(c, frame)
+			c.deliver()
 		}
 	}
+}
+
+// deliver hands the completed frame to the handler.
+func (c *Conn) deliver() {
+	frame := c.frame
+	c.frame, c.frameLen = nil, 0
+	c.inflight++
+	bump(&c.shard.stats.framesIn, 1)
+	c.shard.handler.OnFrame(c, frame)
 }
 
 // consumeHead gathers header bytes until the handler can size the frame,
@@ -312,12 +393,20 @@ func (c *Conn) resume() {
 	c.parked = c.parked[:0]
 	c.consume(parked) // re-parks into the same array behind what it reads
 	if !c.paused && !c.recvArmed && c.state == connOpen {
-		c.armRecv()
+		c.rearm()
 	}
 }
 
 func (c *Conn) cancelRecv() {
-	if err := c.shard.backend.Cancel(c.fd, c.token(tokenRecv)); err != nil {
+	if c.canceling {
+		return // one cancel per armed recv: its final completion will come
+	}
+	c.canceling = true
+	kind := tokenRecv
+	if c.recvInto {
+		kind = tokenRecvInto
+	}
+	if err := c.shard.backend.Cancel(c.fd, c.token(kind)); err != nil {
 		c.shard.fail(err)
 	}
 }

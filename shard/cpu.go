@@ -15,9 +15,19 @@ import (
 // process may not use.
 var ErrCPUList = errors.New("shard: bad CPU list")
 
+// processCPUs is the affinity mask read at package initialisation, on the
+// main thread before any shard pinned a thread: sched_getaffinity reports
+// the calling thread's mask, and a later caller may run on a pinned one.
+var processCPUs, processCPUsErr = readAffinity()
+
 // AllowedCPUs returns, in ascending order, the CPUs this process may run on
-// (sched_getaffinity), the default placement of one shard per CPU.
+// (its sched_getaffinity mask at start), the default placement of one
+// shard per CPU.
 func AllowedCPUs() ([]int, error) {
+	return slices.Clone(processCPUs), processCPUsErr
+}
+
+func readAffinity() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, fmt.Errorf("shard: sched_getaffinity: %w", err)
@@ -84,8 +94,9 @@ func checkCPUs(cpus, allowed []int) error {
 }
 
 // pinThread locks the calling goroutine to its OS thread and binds that
-// thread to cpu. The goroutine must stay locked for its whole life: the
-// thread's affinity is not restored, so the runtime must not reuse it.
+// thread to cpu. The goroutine must stay locked for its whole life (never
+// UnlockOSThread): the thread's affinity is not restored, so the runtime
+// must not reuse it, and it ends the thread when the goroutine returns.
 func pinThread(cpu int) error {
 	runtime.LockOSThread()
 	var set unix.CPUSet

@@ -114,11 +114,15 @@ func (ds *DataShard) runFanPartition(share *dataFan, key PartitionKey, index int
 	switch op.kind {
 	case DataTopicStats:
 		stats := &op.Stats[index]
-		if p == nil || p.state != partitionOpen {
+		switch {
+		case p == nil || p.state == partitionDeleting:
 			*stats = PartitionStats{Err: ErrPartitionNotFound}
-			if p != nil && p.state == partitionFailed {
-				stats.Err = p.err
-			}
+			return
+		case p.state == partitionOpening:
+			*stats = PartitionStats{Err: ErrDataBusy}
+			return
+		case p.state == partitionFailed:
+			*stats = PartitionStats{Err: p.err}
 			return
 		}
 		*stats = PartitionStats{Stats: p.part.Stats()}
@@ -135,14 +139,17 @@ func (ds *DataShard) runFanPartition(share *dataFan, key PartitionKey, index int
 			ds.startDelete(p)
 		}
 	case DataPurge:
-		if p == nil || p.state != partitionOpen {
+		if p == nil || p.state == partitionDeleting || p.state == partitionFailed {
 			share.err = cmpErr(share.err, ErrPartitionNotFound)
+			if p != nil && p.state == partitionFailed {
+				share.err = cmpErr(share.err, p.err)
+			}
 			return
 		}
 		share.remaining++
 		p.purges = append(p.purges, share)
-		if len(p.purges) == 1 {
-			ds.startPurge(p)
+		if len(p.purges) == 1 && p.state == partitionOpen {
+			ds.startPurge(p) // an opening partition starts it once open
 		}
 	default:
 		invariant.Assert(false, "a topic op has a topic kind")
@@ -158,7 +165,7 @@ func (ds *DataShard) shareStep(share *dataFan, err error) {
 	if share.remaining > 0 {
 		return
 	}
-	if engine.IsFatal(share.err) {
+	if isFatal(share.err) {
 		ds.data.fail(ds.shard, share.err)
 	}
 	origin := share.op.origin
@@ -227,6 +234,9 @@ func (ds *DataShard) deleted(p *dataPartition, err error) {
 	if ds.partitions[p.key] == p {
 		delete(ds.partitions, p.key)
 	}
+	for len(p.purges) > 0 {
+		ds.purgeFinished(p, ErrPartitionNotFound) // waited, never started
+	}
 	deleters, recreate := p.deleters, p.recreate
 	p.deleters, p.recreate = nil, nil
 	for _, share := range deleters {
@@ -239,13 +249,20 @@ func (ds *DataShard) deleted(p *dataPartition, err error) {
 		}
 		ds.ensure(share, p.key, ds.partitions[p.key])
 	}
+	if next := ds.partitions[p.key]; next != nil && next != p {
+		// Ops that came after the Create wait for the new partition.
+		next.parked = append(next.parked, p.parked[p.parkHead:]...)
+		p.parked, p.parkHead = nil, 0
+		return
+	}
+	ds.unpark(p) // no Create came: what parked fails
 }
 
 // startPurge runs the oldest waiting purge of a partition.
 func (ds *DataShard) startPurge(p *dataPartition) {
 	for len(p.purges) > 0 {
 		if p.state != partitionOpen {
-			ds.purgeFinished(p, ErrPartitionNotFound)
+			ds.purgeFinished(p, p.failure())
 			continue
 		}
 		if p.purging {

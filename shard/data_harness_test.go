@@ -35,7 +35,7 @@ func testLogger() *slog.Logger {
 // dataInjectPeriod is how often a test shard looks for injected work.
 const dataInjectPeriod = 100 * time.Microsecond
 
-func startData(t testing.TB, backend string, options DataOptions) *dataHarness {
+func startData(t testing.TB, backend string, options DataOptions, adjust ...func(*Options)) *dataHarness {
 	t.Helper()
 	cpus, err := AllowedCPUs()
 	if err != nil {
@@ -66,6 +66,9 @@ func startData(t testing.TB, backend string, options DataOptions) *dataHarness {
 			panic("test timer refused")
 		}
 	}})
+	for _, change := range adjust {
+		change(&runtimeOptions)
+	}
 	h.rt, err = Start(runtimeOptions)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +98,8 @@ func (h *dataHarness) on(shard int, fn func(ds *DataShard)) {
 	h.inject[shard] <- func(ds *DataShard) { fn(ds); close(done) }
 	h.wait(done)
 }
+
+func (h *dataHarness) waitTimeout() <-chan time.Time { return time.After(60 * time.Second) }
 
 func (h *dataHarness) wait(done <-chan struct{}) {
 	select {

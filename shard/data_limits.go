@@ -29,6 +29,11 @@ const (
 	// runs in a loop turn.
 	storageDeliverMax = 1024
 
+	// dataRetryPeriod is the period of the retry timer while messages are
+	// held or ops parked: shorter than any loop turn, so it fires every
+	// turn.
+	dataRetryPeriod = time.Microsecond
+
 	// dataTickIntervalDefault is how often each partition's Tick runs and
 	// parked ops are retried when nothing else wakes them.
 	dataTickIntervalDefault = 10 * time.Millisecond

@@ -16,9 +16,10 @@ type dataPartition struct {
 	state  dataPartitionState
 	err    error // why it failed to open
 
-	parked    []*DataOp // ops waiting, oldest at parkedHead
+	parked    []*DataOp // ops waiting, oldest at parkHead
 	parkHead  int
 	scheduled bool // on the owner's retry list
+	unparking bool // unpark is running (a completion may re-enter it)
 
 	waiters   []*dataFan // Create shares waiting for the open
 	deleters  []*dataFan // Delete shares waiting for the open to finish
@@ -37,6 +38,8 @@ const (
 	partitionOpen
 	partitionFailed   // recovery refused it; ops get its error
 	partitionDeleting // ops get ErrPartitionNotFound
+	partitionClosing  // the shard stops: ops get ErrDataStopped
+	partitionClosed
 )
 
 // run executes op on this (owner) shard, or parks it behind earlier ones.
@@ -46,6 +49,9 @@ func (ds *DataShard) run(op *DataOp) {
 	switch {
 	case ds.stopping:
 		op.Err = ErrDataStopped
+	case p != nil && p.state == partitionDeleting && len(p.recreate) > 0:
+		ds.park(p, op) // for the partition the waiting Create opens
+		return
 	case p == nil || p.state == partitionDeleting:
 		op.Err = ErrPartitionNotFound
 	case p.state == partitionFailed:
@@ -185,20 +191,23 @@ func (ds *DataShard) schedule(p *dataPartition) {
 // unparkAll retries the partitions on the retry list.
 func (ds *DataShard) unparkAll() {
 	list := ds.parked
-	ds.parked = nil
+	ds.parked = ds.parkedSpare[:0] // partitions still busy go back here
 	for index, p := range list {
 		list[index] = nil
 		p.scheduled = false
 		ds.unpark(p)
 	}
-	if ds.parked == nil {
-		ds.parked = list[:0]
-	}
+	ds.parkedSpare = list[:0]
 }
 
 // unpark starts parked ops oldest first until one finds the partition
 // busy again; then the partition goes back on the retry list.
 func (ds *DataShard) unpark(p *dataPartition) {
+	if p.unparking {
+		return // the running unpark sees the new state on its next op
+	}
+	p.unparking = true
+	defer func() { p.unparking = false }()
 	for p.parkedCount() > 0 {
 		op := p.parked[p.parkHead]
 		if p.state != partitionOpen {
@@ -266,7 +275,7 @@ func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error)
 	if err != nil {
 		p.state, p.err = partitionFailed, err
 		ds.data.logger.Error("shard: partition refused to open", "partition", p.key.String(), "err", err.Error())
-		if engine.IsFatal(err) {
+		if isFatal(err) {
 			ds.data.fail(ds.shard, err)
 		}
 	} else {
@@ -284,6 +293,7 @@ func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error)
 		ds.startDelete(p)
 		return
 	}
+	ds.startPurge(p) // purges that came while it opened
 	ds.unpark(p)
 }
 
@@ -308,7 +318,7 @@ func (ds *DataShard) retainDone(p *dataPartition) {
 	op := &p.retainOp
 	if op.Err != nil {
 		ds.data.logger.Warn("shard: retention failed", "partition", p.key.String(), "err", op.Err.Error())
-		if engine.IsFatal(op.Err) {
+		if isFatal(op.Err) {
 			ds.data.fail(ds.shard, op.Err)
 		}
 	} else if op.SegmentsDeleted > 0 {

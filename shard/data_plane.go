@@ -35,9 +35,10 @@ type DataShard struct {
 
 	pending      [][]Message // by peer: messages a full queue refused, in order
 	pendingCount int
-	retryArmed   bool
+	retryTimer   TimerID // fires every turn while something waits
 	retryFn      func(time.Time)
 	parked       []*dataPartition // partitions holding ops to retry
+	parkedSpare  []*dataPartition // the other half of parked's double buffer
 	stopping     bool
 	heldTotal    uint64 // messages ever held for a full queue (tests, metrics)
 }
@@ -267,7 +268,7 @@ func (ds *DataShard) start(op *DataOp, kind DataKind) {
 
 // complete sends a finished op back to its origin (or finishes it here).
 func (ds *DataShard) complete(op *DataOp) {
-	if engine.IsFatal(op.Err) {
+	if isFatal(op.Err) {
 		ds.data.fail(ds.shard, op.Err)
 	}
 	if op.origin == ds {
@@ -301,21 +302,25 @@ func (ds *DataShard) send(peer int, message Message) {
 	ds.armRetry()
 }
 
-// armRetry schedules retry at the next loop turn.
+// armRetry makes retry run at every loop turn until nothing waits: a
+// periodic timer whose period is shorter than any turn, set once per
+// episode of waiting rather than once per turn, so a long episode
+// (a producer outrunning the disk) allocates nothing per retry.
 func (ds *DataShard) armRetry() {
-	if ds.retryArmed {
+	if ds.retryTimer != 0 {
 		return
 	}
-	if _, err := ds.shard.After(0, ds.retryFn); err != nil {
+	id, err := ds.shard.Every(dataRetryPeriod, ds.retryFn)
+	if err != nil {
 		ds.shard.fail(err) // held messages would never leave
 		return
 	}
-	ds.retryArmed = true
+	ds.retryTimer = id
 }
 
-// retry sends held messages and re-runs parked ops.
+// retry sends held messages and re-runs parked ops; with nothing left
+// waiting it stops its timer.
 func (ds *DataShard) retry() {
-	ds.retryArmed = false
 	for peer, held := range ds.pending {
 		sent := 0
 		for sent < len(held) && ds.shard.Send(peer, held[sent]) == nil {
@@ -329,8 +334,9 @@ func (ds *DataShard) retry() {
 		}
 	}
 	ds.unparkAll()
-	if ds.pendingCount > 0 {
-		ds.armRetry()
+	if ds.pendingCount == 0 && len(ds.parked) == 0 && ds.retryTimer != 0 {
+		ds.shard.Stop(ds.retryTimer)
+		ds.retryTimer = 0
 	}
 }
 
@@ -342,3 +348,7 @@ func (d *Data) fail(sh *Shard, err error) {
 	}
 	sh.runtime.failWith(err)
 }
+
+// isFatal is engine.IsFatal without its allocation on the nil path (the
+// steady path): errors.As takes its target's address.
+func isFatal(err error) bool { return err != nil && engine.IsFatal(err) }

@@ -36,7 +36,8 @@ type Storage struct {
 
 	armed     bool // a deliver timer is pending
 	deliverFn func(time.Time)
-	inflight  int // ops started on the backend and not yet completed
+	inflight  int    // ops started on the backend and not yet completed
+	resumed   uint64 // partial transfers resumed (tests, metrics)
 }
 
 var _ engine.Storage = (*Storage)(nil)
@@ -158,6 +159,7 @@ func (so *storageOp) fileDone(file *FileOp) {
 		so.moved += file.Result
 		if so.moved < len(op.Buffer) {
 			if file.Result > 0 {
+				s.resumed++
 				s.start(so) // resume a partial transfer
 				s.startWaiting()
 				return

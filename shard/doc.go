@@ -27,7 +27,9 @@
 //     provided-buffer ring of recvBufferCount × recvBufferBytes (re-armed
 //     when it runs dry), zero-copy sends of buffers from Shard.Buffer (ring
 //     pools mapped outside the Go heap; other slices bounce through one),
-//     MSG_RING between shards and an eventfd read for other threads;
+//     the rest of a large frame received straight into its pooled buffer
+//     (RECV with MSG_WAITALL, one completion, no copy), MSG_RING between
+//     shards and an eventfd read for other threads;
 //   - epoll (epoll*.go): level-triggered epoll, nonblocking socket
 //     syscalls, synchronous file syscalls completed at the next Wait.
 //
@@ -91,22 +93,27 @@
 //     to the backend until then. A connection closes its fd only after
 //     every op on it has completed, so an fd number is never reused while
 //     the kernel still works for its old owner.
-//  6. A connection has at most one recv armed and one send in flight; its
-//     sends go out in queue order, each resumed after a partial send.
-//  7. In-flight frames per connection never exceed inflightRequestsMax: at
+//  6. A connection has at most one send in flight; its sends go out in
+//     queue order, each resumed after a partial send.
+//  7. A connection has at most one receive armed: multishot Recv, or
+//     RecvInto straight into the frame being assembled once at least
+//     directRecvBytesMin of it is missing and the backend can lend its
+//     buffer as is; switching cancels the multishot receive and waits
+//     for its final completion, so bytes never arrive out of order.
+//  8. In-flight frames per connection never exceed inflightRequestsMax: at
 //     the limit reading pauses (recv cancelled, bytes already received
 //     parked, at most pausedInputBytesMax) until a reply is sent.
-//  8. A reply always fits the send queue (sendQueueLenMax covers every
+//  9. A reply always fits the send queue (sendQueueLenMax covers every
 //     in-flight reply plus pushQueueLenMax pushes).
-//  9. A frame larger than frameBytesMax, a header the Handler cannot size
+//  10. A frame larger than frameBytesMax, a header the Handler cannot size
 //     within frameHeadBytesMax bytes, or a peer leaving mid-frame closes
 //     only that connection, reported to Handler.OnClose.
-//  10. Shutdown stops accepting, drains every connection (in-flight
+//  11. Shutdown stops accepting, drains every connection (in-flight
 //     requests answered and sent), waits until every shard has drained
 //     (a peer may still answer for this shard's clients), runs OnStop on
 //     each shard, and only then closes the backends.
-//  11. Every loop is bounded: completions, messages per peer and timers
+//  12. Every loop is bounded: completions, messages per peer and timers
 //     fired per turn; only the shard loop itself runs forever.
-//  12. A backend error no op can recover from stops every shard
+//  13. A backend error no op can recover from stops every shard
 //     (Runtime.Err): half-alive is worse than dead.
 package shard

@@ -41,6 +41,7 @@ type epollFD struct {
 	recvToken   uint64
 	sendToken   uint64
 	sendData    []byte
+	recvInto    []byte // the armed recv fills this, once, instead of the arena
 }
 
 type epollTimeout struct {
@@ -82,6 +83,8 @@ func (b *epollBackend) Alloc(size int) []byte { return b.buffers.get(size) }
 
 func (b *epollBackend) Free(buf []byte) { b.buffers.put(buf) }
 
+func (b *epollBackend) Direct([]byte) bool { return true }
+
 func (b *epollBackend) slot(fd int) *epollFD {
 	invariant.Assert(fd >= 0, "epoll fd is not negative")
 	if fd >= len(b.fds) {
@@ -107,6 +110,17 @@ func (b *epollBackend) Recv(fd int, token uint64) error {
 	state := b.slot(fd)
 	invariant.Assert(!state.receiving, "one recv armed per fd")
 	state.receiving, state.recvToken = true, token
+	return b.register(fd, state)
+}
+
+func (b *epollBackend) RecvInto(fd int, buf []byte, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	invariant.Assert(len(buf) > 0, "a receive into a buffer has room")
+	state := b.slot(fd)
+	invariant.Assert(!state.receiving, "one recv armed per fd")
+	state.receiving, state.recvToken, state.recvInto = true, token, buf
 	return b.register(fd, state)
 }
 
@@ -180,7 +194,7 @@ func (b *epollBackend) Cancel(fd int, token uint64) error {
 	case state.accepting && state.acceptToken == token:
 		state.accepting = false
 	case state.receiving && state.recvToken == token:
-		state.receiving = false
+		state.receiving, state.recvInto = false, nil
 	case state.sending && state.sendToken == token:
 		state.sending, state.sendData = false, nil
 	default:

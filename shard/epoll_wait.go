@@ -123,7 +123,11 @@ func (b *epollBackend) onEvent(fd int, events uint32, out []Completion) int {
 		count += b.accept(fd, state, out[count:])
 	}
 	if count < len(out) && state.receiving {
-		count += b.read(fd, state, out[count:])
+		if state.recvInto != nil {
+			count += b.readInto(fd, state, out[count:])
+		} else {
+			count += b.read(fd, state, out[count:])
+		}
 	}
 	return count
 }
@@ -176,6 +180,31 @@ func (b *epollBackend) read(fd int, state *epollFD, out []Completion) int {
 		}
 	}
 	return count
+}
+
+// readInto fills the armed RecvInto's buffer with what the socket holds,
+// and completes it unless nothing was there yet.
+func (b *epollBackend) readInto(fd int, state *epollFD, out []Completion) int {
+	filled := 0
+	var err error
+	for filled < len(state.recvInto) {
+		var n int
+		n, err = unix.Read(fd, state.recvInto[filled:])
+		if err != nil || n == 0 {
+			break
+		}
+		filled += n
+	}
+	if filled == 0 && (err == unix.EAGAIN || err == unix.EINTR) {
+		return 0
+	}
+	out[0] = Completion{Token: state.recvToken, Result: filled}
+	if filled == 0 && err != nil {
+		out[0].Errno = errnoOf(err)
+	}
+	state.receiving, state.recvInto = false, nil
+	_ = b.register(fd, state) // the completion ends the recv either way
+	return 1
 }
 
 func (b *epollBackend) expireTimeouts(out []Completion, now time.Time) int {

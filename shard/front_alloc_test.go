@@ -114,3 +114,51 @@ func TestFrontSendAllocations(t *testing.T) {
 		t.Fatalf("%.2f allocations per send, want at most 1 (amortised)", perSend)
 	}
 }
+
+// TestLoginBeforeReady: a login that arrives while shard 0 still opens the
+// metadata waits for it instead of reading a view that does not exist.
+func TestLoginBeforeReady(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	address := probe.Addr().String()
+	_ = probe.Close() // only its port was wanted
+	done := make(chan *Server, 1)
+	options := ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Listen: address},
+		DataPath: t.TempDir()}
+	go func() {
+		server, err := StartServer(options)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- server
+	}()
+	var conn net.Conn
+	for attempt := 0; ; attempt++ {
+		if conn, err = net.Dial("tcp", address); err == nil {
+			break
+		}
+		if attempt == 5000 {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Microsecond) // the listener opens before the metadata
+	}
+	defer conn.Close()
+	login := &wire.LoginRegister{Version: wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"},
+		Username: "iggy", Password: "iggy"}
+	frame := make([]byte, wire.RequestBytes(login))
+	wire.EncodeRequest(frame, wire.RequestHeader{Client: wire.Uint128{Lo: 1}, Operation: wire.OperationRegister}, login)
+	reply, _, err := wire.DecodeReply(exchange(t, conn, frame, make([]byte, 4096)))
+	if err != nil || reply.Err() != nil {
+		t.Fatalf("early login: %v %v", err, reply.Err())
+	}
+	server := <-done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = server.Shutdown(ctx) // the test is over
+}

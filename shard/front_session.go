@@ -109,6 +109,8 @@ func (f *front) evict(s *session, frame frameRef, header *wire.RequestHeader, re
 	}
 	buf := f.shard.Buffer(wire.HeaderBytes)
 	eviction.Encode(buf)
+	f.server.options.Logger.Debug("evicting a client", "address", s.address, "reason", int(reason),
+		"operation", int(header.Operation))
 	s.evicted = true
 	f.endSession(s)
 	f.finish(s, frame, buf)
@@ -127,8 +129,8 @@ func (f *front) login(s *session, frame frameRef, request *wire.Request) {
 		return
 	}
 	view := f.server.view.Load()
-	if view == nil { // Metadata is still opening: the login waits for it.
-		f.waitReady(s, frame)
+	if view == nil {
+		f.waitReady(s, frame) // a login racing the first start: wait for the users
 		return
 	}
 	userID, reason := f.authenticate(view, body)

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,7 +164,7 @@ func (f *front) getStats(c *call, view *frontView) {
 	stats := &wire.Stats{ProcessID: uint32(os.Getpid()), StartTime: uint64(f.server.startedAt.UnixMicro()),
 		RunTime:       uint64(time.Since(f.server.startedAt).Microseconds()),
 		ClientsCount:  uint32(f.server.clients.count()),
-		ServerVersion: ServerRelease, OSName: runtime.GOOS, ThreadsCount: uint32(runtime.NumGoroutine())}
+		ServerVersion: ServerRelease, OSName: runtime.GOOS}
 	f.statsCounts(stats, view)
 	statsHost(stats, f.server.options.DataPath)
 	c.payload = stats
@@ -219,8 +220,31 @@ func statsHost(stats *wire.Stats, dataPath string) {
 		stats.FreeDiskSpace = disk.Bavail * uint64(disk.Bsize)
 		stats.TotalDiskSpace = disk.Blocks * uint64(disk.Bsize)
 	}
+	procStats(stats)
 	major, minor, patch := releaseNumbers(ServerRelease)
 	stats.ServerSemver = wire.PackVersion(major, minor, patch)
+}
+
+// procStats reads the process's I/O and thread counters from /proc.
+func procStats(stats *wire.Stats) {
+	if io, err := os.ReadFile("/proc/self/io"); err == nil {
+		stats.ReadBytes = procField(string(io), "read_bytes:")
+		stats.WrittenBytes = procField(string(io), "write_bytes:")
+	}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		stats.ThreadsCount = uint32(procField(string(status), "Threads:"))
+	}
+}
+
+// procField returns the number after name in a /proc "name value" file.
+func procField(text, name string) uint64 {
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			value, _ := strconv.ParseUint(strings.TrimSpace(rest), 10, 64) // a malformed line counts as 0
+			return value
+		}
+	}
+	return 0
 }
 
 func cString(raw []byte) string {

@@ -70,6 +70,12 @@ const (
 	// rings (cache spill).
 	recvBufferCount = 64
 
+	// directRecvBytesMin is how much of a frame must still be missing for
+	// the connection to receive it straight into the frame's buffer
+	// (RecvInto) instead of copying it out of receive buffers: enough to
+	// repay cancelling the multishot receive and arming it again.
+	directRecvBytesMin = 4 * recvBufferBytes
+
 	// pausedInputBytesMax bounds the received bytes a connection keeps
 	// while its reading is paused: what was already in flight when the
 	// pause began, at most every receive buffer of the shard.

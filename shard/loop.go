@@ -117,14 +117,17 @@ func (sh *Shard) runResumes() int {
 func (sh *Shard) dispatch(completion *Completion) {
 	kind, gen, slot := splitToken(completion.Token)
 	switch kind {
-	case tokenRecv, tokenSend:
+	case tokenRecv, tokenRecvInto, tokenSend:
 		invariant.Assert(int(slot) < len(sh.conns), "completion slot is a connection slot")
 		conn := sh.conns[slot]
 		invariant.Assert(conn != nil, "completion's connection is live")
 		invariant.Assert(conn.gen == gen, "completion belongs to the slot's connection")
-		if kind == tokenRecv {
+		switch kind {
+		case tokenRecv:
 			conn.onRecv(*completion)
-		} else {
+		case tokenRecvInto:
+			conn.onRecvInto(*completion)
+		default:
 			conn.onSend(*completion)
 		}
 	case tokenAccept:

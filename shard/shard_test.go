@@ -63,12 +63,16 @@ func TestEchoLargeFramesPartialWrites(t *testing.T) {
 		conn := server.dial(t)
 		frames := [][]byte{makeFrame(8<<20, 1), makeFrame(8<<20-3, 2), makeFrame(5, 3)}
 		roundTrips(t, conn, frames)
-		var partial uint64
+		var partial, into uint64
 		for _, sh := range server.runtime.Shards() {
 			partial += sh.Stats().SendsPartial
+			into += sh.Stats().RecvsInto
 		}
 		if partial == 0 {
 			t.Fatal("no partial send seen while echoing 8 MiB frames")
+		}
+		if into == 0 {
+			t.Fatal("8 MiB frames were never received straight into their buffers")
 		}
 	})
 }
@@ -86,6 +90,7 @@ func TestPeerClosesMidFrame(t *testing.T) {
 		}{
 			{"half a header", []byte{10, 0}, ErrPeerClosedMidFrame},
 			{"half a body", makeFrame(1000, 1)[:500], ErrPeerClosedMidFrame},
+			{"half a large body", makeFrame(1<<20, 1)[:600<<10], ErrPeerClosedMidFrame},
 			{"between frames", nil, nil},
 		}
 		for _, tc := range cases {

@@ -59,7 +59,6 @@ func TestQueueTransfer(t *testing.T) {
 }
 
 func produce(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bool) {
-	defer runtime.UnlockOSThread()
 	if err := pinThread(cpu); err != nil {
 		t.Error(err)
 		return
@@ -89,7 +88,6 @@ func produce(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bo
 // consume returns how many items arrived in order; it stops at the first
 // item out of order.
 func consume(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bool) uint64 {
-	defer runtime.UnlockOSThread()
 	if err := pinThread(cpu); err != nil {
 		t.Fatal(err)
 	}

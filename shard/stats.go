@@ -11,6 +11,7 @@ type Stats struct {
 	BytesIn      uint64 // bytes received on connections
 	BytesOut     uint64 // bytes sent on connections
 	SendsPartial uint64 // sends that wrote less than asked and were resumed
+	RecvsInto    uint64 // receives straight into a large frame's buffer
 	Pauses       uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
 }
@@ -20,6 +21,7 @@ type Stats struct {
 type stats struct {
 	connsAdopted, connsClosed, framesIn, bytesIn atomic.Uint64
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
+	recvsInto                                    atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -32,5 +34,6 @@ func (sh *Shard) Stats() Stats {
 		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
 		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
+		RecvsInto: s.recvsInto.Load(),
 	}
 }

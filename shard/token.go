@@ -11,6 +11,7 @@ const (
 	tokenSend
 	tokenFile
 	tokenTimeout
+	tokenRecvInto
 )
 
 // A token is an op's user data: kind in the top 8 bits, then the 24-bit

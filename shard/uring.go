@@ -23,16 +23,19 @@ type uringBackend struct {
 	recycle  []uint16 // provided buffers handed out by the last Wait
 	memory   uringMemory
 	ops      map[uint64]*uringOp // in flight, by token
+	cancels  map[uint64]uint64   // cancel ID → target token, while the cancel is in flight
+	cancelID uint64
 	opsFree  []*uringOp
 	cqes     []ring.CQE
 	closed   bool
 
-	eventFD     int
-	eventPool   *ring.Pool // one page: the eventfd read's 8 bytes
-	eventBuf    ring.Buf
-	eventArmed  bool
-	multishotOK bool // the kernel keeps a recv armed across receives
-	recvRearms  int  // receives re-armed after the kernel ended them (buffer ring dry)
+	eventFD       int
+	eventPool     *ring.Pool // one page: the eventfd read's 8 bytes
+	eventBuf      ring.Buf
+	eventArmed    bool
+	multishotOK   bool // the kernel keeps a recv armed across receives
+	recvRearms    int  // receives re-armed after the kernel ended them (buffer ring dry)
+	cancelRetries int  // cancels sent again after finding nothing
 }
 
 // uringOp is what the backend remembers of an op until its final CQE: the
@@ -54,7 +57,7 @@ const (
 	uringInternal    = uint64(0xff) << tokenKindShift
 	uringWakeData    = uringInternal | 1 // MSG_RING posted by a peer
 	uringSentData    = uringInternal | 2 // our own MSG_RING's completion
-	uringCancelData  = uringInternal | 3 // an ASYNC_CANCEL's own completion
+	uringCancelData  = uringInternal | 3 // an ASYNC_CANCEL's own completion, | its cancel ID << 8
 	uringEventFDData = uringInternal | 4 // the eventfd read
 )
 
@@ -90,7 +93,7 @@ func newURingBackendSized(count, bufferBytes int) (*uringBackend, error) {
 		return nil, err
 	}
 	b := &uringBackend{ring: r, features: r.Features(), eventFD: -1,
-		ops: make(map[uint64]*uringOp, 256), cqes: make([]ring.CQE, completionsPerTurnMax)}
+		ops: make(map[uint64]*uringOp, 256), cancels: make(map[uint64]uint64), cqes: make([]ring.CQE, completionsPerTurnMax)}
 	b.multishotOK = b.features.RecvMultishot
 	if err := b.setup(count, bufferBytes); err != nil {
 		_ = b.Close() // the setup error is the one to report
@@ -121,6 +124,11 @@ func (b *uringBackend) Name() string { return BackendIOURing }
 func (b *uringBackend) Alloc(size int) []byte { return b.memory.alloc(size) }
 
 func (b *uringBackend) Free(buf []byte) { b.memory.free(buf) }
+
+func (b *uringBackend) Direct(buf []byte) bool {
+	_, _, ok := b.memory.find(buf)
+	return ok
+}
 
 // sqe returns a free submission entry, submitting what is queued when the
 // SQ is full.
@@ -192,6 +200,25 @@ func (b *uringBackend) armRecv(fd int, token uint64) {
 		sqe.PrepRecvSelect(int32(fd), b.recvRing, 0)
 	}
 	sqe.SetUserData(token)
+}
+
+// RecvInto lends buf (or a bounce) for one RECV with MSG_WAITALL: the
+// kernel keeps receiving until it is full, one CQE for the whole span.
+func (b *uringBackend) RecvInto(fd int, buf []byte, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	invariant.Assert(len(buf) > 0, "a receive into a buffer has room")
+	op := b.track(token, tokenRecvInto, fd)
+	lent, start, end := b.lendable(op, buf, false)
+	if op.bounce != nil {
+		op.target = buf
+	}
+	sqe := b.sqe()
+	sqe.PrepRecv(int32(fd), lent, start, end, unix.MSG_WAITALL)
+	sqe.SetUserData(token)
+	op.lent, op.hasLent = lent, true
+	return nil
 }
 
 func (b *uringBackend) Send(fd int, data []byte, token uint64) error {
@@ -285,12 +312,40 @@ func (b *uringBackend) Cancel(fd int, token uint64) error {
 		return nil // already finished, or already being cancelled
 	}
 	op.cancelled = true
+	b.prepCancel(token, op)
+	return nil
+}
+
+// prepCancel asks the kernel to cancel the op; the cancel's own CQE
+// carries an ID that names the target, so that a cancel which found
+// nothing can be retried (see onCancelDone).
+func (b *uringBackend) prepCancel(token uint64, op *uringOp) {
+	b.cancelID++
+	invariant.Assert(b.cancelID < 1<<(tokenKindShift-8), "cancel IDs fit below the internal marker")
+	b.cancels[b.cancelID] = token
 	sqe := b.sqe()
 	if op.timeout {
 		sqe.PrepTimeoutRemove(token)
 	} else {
 		sqe.PrepCancel(token, 0)
 	}
-	sqe.SetUserData(uringCancelData)
-	return nil
+	sqe.SetUserData(uringCancelData | b.cancelID<<8)
+}
+
+// onCancelDone handles a cancel's own CQE. ENOENT while the target is
+// still in flight means the kernel could not find it at that instant: with
+// deferred task work a multishot receive whose wake-up is queued as task
+// work is in no cancel table until that work runs and re-arms it. Such a
+// receive would post with CQE_F_MORE for ever and never end, so the cancel
+// is sent again.
+func (b *uringBackend) onCancelDone(cqe ring.CQE) {
+	id := (cqe.UserData &^ uringInternal) >> 8
+	token, ok := b.cancels[id]
+	invariant.Assert(ok, "a cancel CQE names a cancel in flight")
+	delete(b.cancels, id)
+	op := b.ops[token]
+	if cqe.Res == -int32(unix.ENOENT) && op != nil && op.cancelled && !b.closed {
+		b.cancelRetries++
+		b.prepCancel(token, op)
+	}
 }

@@ -30,7 +30,7 @@ const (
 	uringClassCount    = 15 // 4 KiB … 64 MiB
 	// uringClassMapBytes is the memory one class maps (ring populates it at
 	// once): its buffer count is this over its buffer size, at least one.
-	uringClassMapBytes = 16 << 20
+	uringClassMapBytes = 32 << 20
 )
 
 func uringClassOf(size int) int {
@@ -54,7 +54,9 @@ func (m *uringMemory) alloc(size int) []byte {
 // the pools can give: a bounce for a slice they do not own, which the op
 // then moves only a prefix of when it is shorter.
 func (m *uringMemory) allocPooled(size int) []byte {
-	for class := uringClassOf(size); class >= 0; class-- {
+	// A slice larger than the largest class bounces through that class,
+	// a part at a time.
+	for class := min(uringClassOf(size), uringClassCount-1); class >= 0; class-- {
 		if bytes, ok := m.acquire(class); ok {
 			return bytes[:min(size, len(bytes))]
 		}

@@ -45,6 +45,9 @@ func (b *uringBackend) Wait(out []Completion, timeout time.Duration) (int, error
 // multishots that ran dry).
 func (b *uringBackend) translate(cqe ring.CQE, out *Completion) bool {
 	if cqe.UserData&uringInternal == uringInternal {
+		if cqe.UserData&0xff == uringCancelData&0xff {
+			b.onCancelDone(cqe)
+		}
 		if cqe.UserData == uringEventFDData {
 			b.eventPool.Reclaim(b.eventBuf)
 			b.eventArmed = false

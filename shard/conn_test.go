@@ -1,0 +1,137 @@
+package shard
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fakeBackend records the ops a connection starts, so a test can answer
+// them with whatever completions it wants, in any order.
+type fakeBackend struct {
+	pool     pool
+	recvs    []uint64
+	into     []uint64
+	sends    []uint64
+	cancels  []uint64
+	notified int
+}
+
+func (f *fakeBackend) Name() string                                  { return "fake" }
+func (f *fakeBackend) Accept(int, uint64) error                      { return nil }
+func (f *fakeBackend) Recv(_ int, token uint64) error                { f.recvs = append(f.recvs, token); return nil }
+func (f *fakeBackend) Read(int, []byte, int64, uint64) error         { return nil }
+func (f *fakeBackend) Write(int, []byte, int64, uint64) error        { return nil }
+func (f *fakeBackend) Fsync(int, uint64) error                       { return nil }
+func (f *fakeBackend) Timeout(time.Duration, uint64) error           { return nil }
+func (f *fakeBackend) Wait([]Completion, time.Duration) (int, error) { return 0, nil }
+func (f *fakeBackend) Wake(Backend) error                            { return nil }
+func (f *fakeBackend) Notify() error                                 { f.notified++; return nil }
+func (f *fakeBackend) Close() error                                  { return nil }
+func (f *fakeBackend) Alloc(size int) []byte                         { return f.pool.get(size) }
+func (f *fakeBackend) Free(buf []byte)                               { f.pool.put(buf) }
+func (f *fakeBackend) Direct([]byte) bool                            { return true }
+
+func (f *fakeBackend) RecvInto(_ int, _ []byte, token uint64) error {
+	f.into = append(f.into, token)
+	return nil
+}
+
+func (f *fakeBackend) Send(_ int, _ []byte, token uint64) error {
+	f.sends = append(f.sends, token)
+	return nil
+}
+
+func (f *fakeBackend) Cancel(_ int, token uint64) error {
+	f.cancels = append(f.cancels, token)
+	return nil
+}
+
+// closeRecorder is an echo handler that remembers how connections closed.
+type closeRecorder struct {
+	echoHandler
+	closed []error
+}
+
+func (r *closeRecorder) OnClose(_ *Conn, err error) { r.closed = append(r.closed, err) }
+
+// newFakeShard returns a shard with a fake backend and one connection on
+// a real socket (so closing its fd is real), its multishot recv armed.
+func newFakeShard(t *testing.T) (*Shard, *fakeBackend, *closeRecorder, *Conn) {
+	t.Helper()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Close(pair[1]) })
+	fake := &fakeBackend{}
+	rt := &Runtime{logger: slog.Default(), done: make(chan struct{})}
+	sh := &Shard{runtime: rt, logger: rt.logger, backend: fake, listener: -1, timers: newTimers()}
+	recorder := &closeRecorder{echoHandler: echoHandler{shard: sh}}
+	sh.handler = recorder
+	rt.shards = []*Shard{sh}
+	rt.closed = []bool{false}
+	sh.connCount.Add(1)
+	sh.adopt(pair[0])
+	if len(fake.recvs) != 1 || len(sh.conns) != 1 {
+		t.Fatal("adopt did not arm one recv")
+	}
+	return sh, fake, recorder, sh.conns[0]
+}
+
+// TestConnEndOfStreamEndsCancelledRecv pins a bug: a receive cancelled by
+// a drain or a close may end with end of stream (the peer left first)
+// rather than ECANCELED; the connection must still finish closing, or the
+// shard never drains and shutdown hangs.
+func TestConnEndOfStreamEndsCancelledRecv(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(c *Conn)
+	}{
+		{"drain", func(c *Conn) { c.drain() }},
+		{"close", func(c *Conn) { c.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sh, fake, recorder, conn := newFakeShard(t)
+			tc.stop(conn)
+			if len(fake.cancels) != 1 {
+				t.Fatalf("%s cancelled %d ops, want the recv", tc.name, len(fake.cancels))
+			}
+			conn.onRecv(Completion{Token: fake.recvs[0], Result: 0}) // end of stream, final
+			if conn.state != connClosed || sh.conns[conn.slot] != nil {
+				t.Fatalf("connection left in state %d after its recv ended", conn.state)
+			}
+			if len(recorder.closed) != 1 {
+				t.Fatalf("OnClose ran %d times, want once", len(recorder.closed))
+			}
+		})
+	}
+}
+
+// TestConnRecvIntoLifecycle drives the switch to receiving straight into
+// a large frame: a header announcing a large frame cancels the multishot
+// recv; its final completion arms RecvInto; RecvInto's completion finishes
+// the frame, which is delivered and answered, and multishot resumes.
+func TestConnRecvIntoLifecycle(t *testing.T) {
+	sh, fake, _, conn := newFakeShard(t)
+	frame := makeFrame(directRecvBytesMin+1000, 4)
+	first := frame[:1000]
+	conn.onRecv(Completion{Token: fake.recvs[0], Result: len(first), Data: first, More: true})
+	if len(fake.cancels) != 1 || !conn.switching {
+		t.Fatal("a large frame did not cancel the multishot recv")
+	}
+	conn.onRecv(Completion{Token: fake.recvs[0], Errno: unix.ECANCELED})
+	if len(fake.into) != 1 || !conn.recvInto {
+		t.Fatal("the cancelled recv's end did not arm RecvInto")
+	}
+	copy(conn.frame[conn.frameLen:], frame[1000:])
+	conn.onRecvInto(Completion{Token: fake.into[0], Result: len(frame) - 1000})
+	if sh.Stats().FramesIn != 1 || len(fake.sends) != 1 {
+		t.Fatalf("frame not delivered and echoed: %+v, %d sends", sh.Stats(), len(fake.sends))
+	}
+	if len(fake.recvs) != 2 || conn.recvInto {
+		t.Fatal("multishot recv not re-armed after the frame")
+	}
+}
