@@ -94,6 +94,10 @@ func (s *Server) RunUntilSignal(grace time.Duration) error { return s.runtime.Ru
 // Shutdown stops the server gracefully (Runtime.Shutdown).
 func (s *Server) Shutdown(ctx context.Context) error { return s.runtime.Shutdown(ctx) }
 
+// Fatal returns the unsafe-to-continue error (an *engine.FatalError, such
+// as a failed fdatasync) that stopped the server, or nil; any thread.
+func (s *Server) Fatal() error { return s.data.Fatal() }
+
 // fatal reports an unsafe-to-continue error once.
 func (s *Server) fatal(reason error) {
 	s.fatalOnce.Do(func() { s.options.Fatal(reason) })

@@ -8,17 +8,6 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
-// Poll reply sizing: the records buffer grows with the count asked, within
-// these bounds (a poll serves what fits; the engine slices a batch that
-// alone does not fit).
-const (
-	pollBytesPerMessage = 1024
-	pollRecordsBytesMin = 64 << 10
-	pollRecordsBytesCap = 8 << 20
-	pollPrefixBytes     = 16
-	pollNoPartition     = 0xFFFFFFFF // the group fence sentinel (§8.5)
-)
-
 // dataTarget is a call's partition, resolved against the view.
 type dataTarget struct {
 	stream    *metadata.Stream

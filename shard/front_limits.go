@@ -50,6 +50,17 @@ const (
 	staleFactorPercent = 120
 )
 
+// Poll reply sizing: the records buffer grows with the count asked, within
+// these bounds (a poll serves what fits; the engine slices a batch that
+// alone does not fit).
+const (
+	pollBytesPerMessage = 1024
+	pollRecordsBytesMin = 64 << 10
+	pollRecordsBytesCap = 8 << 20
+	pollPrefixBytes     = 16
+	pollNoPartition     = 0xFFFFFFFF // the group fence sentinel (§8.5)
+)
+
 // Argon2id parameters for stored passwords (the OWASP minimum: 19 MiB, two
 // passes, one lane).
 const (

@@ -45,7 +45,7 @@ func (m *metaPlane) open() {
 	})
 	_, err := m.front.shard.Every(time.Second, func(time.Time) {
 		if m.groups.expire() {
-			m.publish()
+			m.publish(viewGroupsOnly)
 		}
 	})
 	invariant.Assert(err == nil, "front: the rebalance timer fits")
@@ -73,7 +73,7 @@ func (m *metaPlane) createRoot() {
 }
 
 func (m *metaPlane) ready() {
-	m.publish()
+	m.publish(viewEverything)
 	m.front.server.opened <- nil
 	waiting := m.waiting
 	m.waiting = nil
@@ -82,9 +82,24 @@ func (m *metaPlane) ready() {
 	}
 }
 
-// publish makes the current state the view every shard reads.
-func (m *metaPlane) publish() {
-	m.front.server.view.Store(buildView(m.store.State(), m.groups))
+// publish makes the current state the view every shard reads, copying
+// again what change names.
+func (m *metaPlane) publish(change viewChange) {
+	if m.store == nil {
+		return // nothing to show before the store opens
+	}
+	prev := m.front.server.view.Load()
+	m.front.server.view.Store(buildView(prev, m.store.State(), m.groups, change))
+}
+
+// changeOf is what a logged command changed.
+func changeOf(command *metadata.Command) viewChange {
+	switch command.Kind {
+	case metadata.CreateUser, metadata.UpdateUser, metadata.DeleteUser, metadata.UpdatePermissions,
+		metadata.ChangePassword, metadata.CreatePersonalAccessToken, metadata.DeletePersonalAccessToken:
+		return viewChange{stream: -1, users: true}
+	}
+	return viewChange{stream: int(command.StreamID), groups: true}
 }
 
 func (m *metaPlane) close() {
@@ -134,7 +149,7 @@ func (m *metaPlane) executed(c *call, e *metadata.Execution) {
 		m.reply(c)
 		return
 	}
-	m.publish()
+	m.publish(changeOf(&e.Command))
 	m.after(c, &e.Command, e.Result)
 }
 
@@ -151,7 +166,7 @@ func (m *metaPlane) reply(c *call) {
 func (m *metaPlane) clientGone(gone *clientGone) {
 	m.groups.leaveAll(gone.client)
 	if m.store != nil {
-		m.publish()
+		m.publish(viewGroupsOnly)
 	}
 }
 

@@ -79,7 +79,7 @@ func (m *metaPlane) rebalanceTopics(command *metadata.Command, view *frontView) 
 				m.groups.repartition(key, partitionIDs(topic))
 			}
 		}
-		m.publish()
+		m.publish(viewGroupsOnly)
 	}
 }
 
@@ -192,7 +192,7 @@ func (m *metaPlane) runGroupMembership(c *call, view *frontView) {
 		}
 		m.front.server.clients.setGroup(c.session.id, entry, false)
 	}
-	m.publish()
+	m.publish(viewGroupsOnly)
 }
 
 // sync answers the caller's pollable partitions and completes its
@@ -207,7 +207,7 @@ func (m *metaPlane) sync(c *call, key metadata.GroupKey) {
 		return
 	}
 	m.groups.synced(key, c.client)
-	m.publish()
+	m.publish(viewGroupsOnly)
 	member := group.members[index]
 	c.payload = &wire.GroupAssignment{Generation: group.generation, Partitions: append([]uint32(nil), member.owned...)}
 }

@@ -196,5 +196,5 @@ func (m *metaPlane) dropGroups(match func(metadata.GroupKey) bool) {
 		}
 		m.groups.drop(key)
 	}
-	m.publish()
+	m.publish(viewGroupsOnly)
 }

@@ -37,16 +37,59 @@ type viewGroup struct {
 	generation uint64
 }
 
-// buildView deep-copies state and membership into a new view.
-func buildView(state *metadata.State, membership *groupTable) *frontView {
-	view := &frontView{tokens: make(map[string]tokenOwner), groups: make(map[metadata.GroupKey]*viewGroup)}
-	view.streams = make([]*metadata.Stream, len(state.Streams))
+// viewChange says what a new view copies again from the state; the rest
+// it shares with the previous view (whose parts never change), so a
+// change to one stream costs one stream's copy, not the whole metadata.
+type viewChange struct {
+	allStreams bool
+	stream     int // the one stream to copy again, or -1
+	users      bool
+	groups     bool
+}
+
+var (
+	viewEverything = viewChange{allStreams: true, stream: -1, users: true, groups: true}
+	viewGroupsOnly = viewChange{stream: -1, groups: true}
+)
+
+// buildView makes the view after change, copying what changed from state
+// and membership and sharing the rest with prev (nil: copy everything).
+func buildView(prev *frontView, state *metadata.State, membership *groupTable, change viewChange) *frontView {
+	if prev == nil {
+		change = viewEverything
+	}
+	view := &frontView{streams: make([]*metadata.Stream, len(state.Streams))}
 	for i, stream := range state.Streams {
-		if stream != nil {
+		switch {
+		case stream == nil:
+		case change.allStreams || i == change.stream || i >= len(prev.streams) || prev.streams[i] == nil:
 			view.streams[i] = copyStream(stream)
+		default:
+			view.streams[i] = prev.streams[i]
 		}
 	}
-	view.users = make([]*viewUser, len(state.Users))
+	view.users, view.tokens, view.groups = prevParts(prev)
+	if change.users {
+		view.users, view.tokens = copyUsers(state)
+	}
+	if change.groups {
+		view.groups = make(map[metadata.GroupKey]*viewGroup)
+		membership.snapshot(view.groups)
+	}
+	return view
+}
+
+func prevParts(prev *frontView) ([]*viewUser, map[string]tokenOwner, map[metadata.GroupKey]*viewGroup) {
+	if prev == nil {
+		return nil, nil, nil
+	}
+	return prev.users, prev.tokens, prev.groups
+}
+
+// copyUsers copies the users with their parsed rights and token index.
+func copyUsers(state *metadata.State) ([]*viewUser, map[string]tokenOwner) {
+	users := make([]*viewUser, len(state.Users))
+	tokens := make(map[string]tokenOwner)
 	for i, user := range state.Users {
 		if user == nil {
 			continue
@@ -61,12 +104,11 @@ func buildView(state *metadata.State, membership *groupTable) *frontView {
 			}
 		}
 		for _, token := range user.Tokens {
-			view.tokens[token.TokenHash] = tokenOwner{userID: user.ID, expiryAt: token.ExpiryAt}
+			tokens[token.TokenHash] = tokenOwner{userID: user.ID, expiryAt: token.ExpiryAt}
 		}
-		view.users[i] = copied
+		users[i] = copied
 	}
-	membership.snapshot(view.groups)
-	return view
+	return users, tokens
 }
 
 func copyStream(stream *metadata.Stream) *metadata.Stream {

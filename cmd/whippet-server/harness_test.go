@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/whippetio/whippet/client"
+	"github.com/whippetio/whippet/shard"
 	"github.com/whippetio/whippet/wire"
 )
 
@@ -67,6 +69,16 @@ type server struct {
 	exited  chan error
 }
 
+// shardCount is two shards where the process may use two CPUs (so that
+// cross-shard paths run), else one.
+func shardCount(t testing.TB) int {
+	cpus, err := shard.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return min(2, len(cpus))
+}
+
 // logBuffer keeps the server's log and signals the started line.
 type logBuffer struct {
 	mu      sync.Mutex
@@ -86,7 +98,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	s := &server{t: t, dataDir: t.TempDir()}
 	s.env = append([]string{"WHIPPET_SYSTEM_PATH=" + s.dataDir, "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
-		"WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=2", "WHIPPET_SYSTEM_SHARDING_SPIN=0 us",
+		"WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=" + strconv.Itoa(shardCount(t)), "WHIPPET_SYSTEM_SHARDING_SPIN=0 us",
 		"WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB"}, extra...)
 	if backend := os.Getenv("WHIPPET_SYSTEM_SHARDING_BACKEND"); backend != "" {
 		s.env = append(s.env, "WHIPPET_SYSTEM_SHARDING_BACKEND="+backend)

@@ -30,6 +30,7 @@ import (
 	"github.com/pkg/profile"
 
 	"github.com/whippetio/whippet/configs"
+	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/shard"
 )
 
@@ -115,7 +116,13 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	}
 	logger.Info("whippet-server started", "address", server.Addr().String(), "backend", backend, "why", why,
 		"shards", len(server.Runtime().Shards()), "data", absolute(options.DataPath), "config", source)
-	if err := server.RunUntilSignal(shutdownGrace); err != nil {
+	err = server.RunUntilSignal(shutdownGrace)
+	var fatal *engine.FatalError
+	if errors.As(err, &fatal) || server.Fatal() != nil {
+		logger.Error("stopped: continuing was unsafe", "err", fmt.Sprint(err, server.Fatal()))
+		return exitFatal
+	}
+	if err != nil {
 		logger.Error("stopped", "err", err.Error())
 		return exitError
 	}
