@@ -117,8 +117,11 @@ type classicConn struct {
 	// request numbers the 0.9 requests the session's commands become.
 	request uint64
 	// closing: the reply being sent is the last one (a refused oversize
-	// body); the connection drains after it.
+	// body, a stale client); the connection drains after it.
 	closing bool
+	// stale: the heartbeat check removed the session from its groups; its
+	// next request is answered 30 StaleClient.
+	stale bool
 	// cursor is the round-robin position of server-picked group polls,
 	// per group.
 	cursor map[classicGroupKey]uint32
@@ -183,6 +186,11 @@ func (f *front) classicBuffer(encoded []byte) []byte {
 func (f *front) serveClassic(s *session, frame []byte) {
 	cc := s.classic
 	defer f.shard.Release(frame)
+	if cc.stale { // PROTOCOL-0.8.md §9 step 7: status 30, then close
+		cc.closing = true
+		f.classicStatus(s, classic.StatusStaleClient)
+		return
+	}
 	admission := classic.Admit(frame[:classic.RequestPrologueBytes], s.session != 0)
 	switch admission.Action {
 	case classic.RefuseAndClose:
@@ -238,4 +246,12 @@ func (f *front) classicForward(s *session, request classic.DecodableRequest) {
 	wire.EncodeRequest(frame, header, body)
 	s.order.queue = append(s.order.queue, frame)
 	f.runQueue(s)
+}
+
+// classicStale ends a silent group member's session the 0.8 way: it
+// leaves its groups now, and its next request gets 30 StaleClient and
+// closes the connection (a 0.9 eviction frame would not parse).
+func (f *front) classicStale(s *session) {
+	s.classic.stale = true
+	f.endSession(s)
 }

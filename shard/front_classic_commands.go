@@ -46,7 +46,7 @@ func (f *front) classicTranslate(s *session, view *frontView, request classic.De
 }
 
 // classicTranslateOffsetsAndGroups covers the consumer-offset and
-// consumer-group commands; anything else has no 0.9 path here.
+// consumer-group commands.
 func classicTranslateOffsetsAndGroups(request classic.DecodableRequest) (wire.Code, wire.Body, classic.Status) {
 	switch r := request.(type) {
 	case *classic.StoreConsumerOffset:
@@ -74,7 +74,7 @@ func classicTranslateOffsetsAndGroups(request classic.DecodableRequest) (wire.Co
 	case *classic.LeaveConsumerGroup:
 		return wire.CodeLeaveConsumerGroup, groupTarget(r.Stream, r.Topic, r.Group), classic.StatusOK
 	}
-	return 0, nil, classic.StatusFeatureUnavailable
+	return classicTranslateMore(request)
 }
 
 func wireIdentifier(id classic.Identifier) wire.Identifier {

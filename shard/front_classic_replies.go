@@ -53,6 +53,10 @@ func classicReply(cc *classicConn, buf []byte) []byte {
 	if len(reply.Payload) == 0 {
 		return classic.AppendReply(nil, classic.EmptyReply{})
 	}
+	if classicPassthrough(cc.code) {
+		out, start := classic.BeginReply(nil)
+		return classic.FinishReply(append(out, reply.Payload...), start)
+	}
 	payload, ok := wire.NewReplyPayload(wire.Code(cc.code))
 	if !ok || cc.code == classic.CodeSendMessages {
 		return classic.AppendReply(nil, classic.EmptyReply{}) // 0.8 answers a send with an empty body
@@ -60,7 +64,11 @@ func classicReply(cc *classicConn, buf []byte) []byte {
 	if _, err := payload.Decode(reply.Payload); err != nil {
 		return classic.AppendErrorReply(nil, classic.StatusError)
 	}
-	return classic.AppendReply(nil, classicBody(cc, payload))
+	body := classicBody(cc, payload)
+	if body == nil {
+		return classic.AppendErrorReply(nil, classic.StatusError)
+	}
+	return classic.AppendReply(nil, body)
 }
 
 // classicError maps a 0.9 refusal: the 0.8 "not found" conventions answer
@@ -69,7 +77,7 @@ func classicReply(cc *classicConn, buf []byte) []byte {
 func classicError(code classic.Code, status classic.Status) []byte {
 	notFound := status == classic.StatusStreamIdNotFound || status == classic.StatusTopicIdNotFound ||
 		status == classic.StatusResourceNotFound || status == classic.StatusConsumerGroupIdNotFound ||
-		status == classic.StatusPartitionNotFound
+		status == classic.StatusPartitionNotFound || status == classic.StatusClientNotFound
 	switch {
 	case notFound && classic.EmptyMeansNotFound(code):
 		return classic.AppendReply(nil, classic.EmptyReply{})
@@ -145,7 +153,11 @@ func classicGroupBody(cc *classicConn, payload wire.Decoder) classic.Reply {
 		}
 		return list
 	}
-	return classic.EmptyReply{}
+	body, ok := classicUserBody(payload)
+	if !ok {
+		return nil
+	}
+	return body
 }
 
 func classicStream(s *wire.StreamInfo) classic.StreamEntry {

@@ -252,6 +252,10 @@ func (f *front) evictStale(now time.Time) {
 		if !s.inGroups || s.order.running > 0 || s.closed || s.evicted || now.Sub(s.lastSeen) < limit {
 			continue
 		}
+		if s.classic != nil {
+			f.classicStale(s)
+			continue
+		}
 		eviction := wire.EvictionHeader{Client: s.client, Reason: wire.EvictionStaleClient}
 		buf := f.shard.Buffer(wire.HeaderBytes)
 		eviction.Encode(buf)

@@ -144,9 +144,10 @@ func (c *Client) fail(err error) error {
 	return c.broken
 }
 
-// call sends request and decodes a non-empty reply into reply; found is
-// false for the empty body of the 0.8 "not found" convention.
-func (c *Client) call(ctx context.Context, request codec.Request, reply codec.DecodableReply) (bool, error) {
+// Call sends any request and decodes a non-empty reply into reply (nil:
+// the body is not read); found is false for an empty body, the 0.8 "not
+// found" convention of lookups.
+func (c *Client) Call(ctx context.Context, request codec.Request, reply codec.DecodableReply) (bool, error) {
 	body, err := c.Do(ctx, request)
 	if err != nil {
 		return false, err

@@ -17,7 +17,7 @@ func (c *Client) Ping(ctx context.Context) error {
 // user id.
 func (c *Client) Login(ctx context.Context, username, password string) (uint32, error) {
 	var reply codec.LoginReply
-	found, err := c.call(ctx, codec.LoginUser{Username: []byte(username), Password: []byte(password),
+	found, err := c.Call(ctx, codec.LoginUser{Username: []byte(username), Password: []byte(password),
 		Version: []byte(ClientVersion)}, &reply)
 	if err == nil && !found {
 		err = fmt.Errorf("classic client: empty login reply")
@@ -28,7 +28,7 @@ func (c *Client) Login(ctx context.Context, username, password string) (uint32, 
 // LoginWithToken logs in with a personal access token (44).
 func (c *Client) LoginWithToken(ctx context.Context, token string) (uint32, error) {
 	var reply codec.LoginReply
-	found, err := c.call(ctx, codec.LoginWithPersonalAccessToken{Token: []byte(token)}, &reply)
+	found, err := c.Call(ctx, codec.LoginWithPersonalAccessToken{Token: []byte(token)}, &reply)
 	if err == nil && !found {
 		err = fmt.Errorf("classic client: empty login reply")
 	}
@@ -44,7 +44,7 @@ func (c *Client) Logout(ctx context.Context) error {
 // CreateStream creates a stream; the server picks its id.
 func (c *Client) CreateStream(ctx context.Context, name string) (codec.StreamEntry, error) {
 	var entry codec.StreamEntry
-	_, err := c.call(ctx, codec.CreateStream{Name: []byte(name)}, &entry)
+	_, err := c.Call(ctx, codec.CreateStream{Name: []byte(name)}, &entry)
 	return entry, err
 }
 
@@ -52,14 +52,14 @@ func (c *Client) CreateStream(ctx context.Context, name string) (codec.StreamEnt
 // not exist (the 0.8 empty reply).
 func (c *Client) GetStream(ctx context.Context, stream codec.Identifier) (codec.StreamDetails, bool, error) {
 	var details codec.StreamDetails
-	found, err := c.call(ctx, codec.GetStream{Stream: stream}, &details)
+	found, err := c.Call(ctx, codec.GetStream{Stream: stream}, &details)
 	return details, found, err
 }
 
 // GetStreams lists the streams.
 func (c *Client) GetStreams(ctx context.Context) ([]codec.StreamEntry, error) {
 	var list codec.StreamList
-	_, err := c.call(ctx, codec.GetStreams{}, &list)
+	_, err := c.Call(ctx, codec.GetStreams{}, &list)
 	return list.Streams, err
 }
 
@@ -73,7 +73,7 @@ func (c *Client) DeleteStream(ctx context.Context, stream codec.Identifier) erro
 func (c *Client) CreateTopic(ctx context.Context, stream codec.Identifier, name string, partitions uint32,
 	settings codec.TopicSettings) (codec.TopicDetails, error) {
 	var details codec.TopicDetails
-	_, err := c.call(ctx, codec.CreateTopic{Stream: stream, PartitionsCount: partitions, Settings: settings,
+	_, err := c.Call(ctx, codec.CreateTopic{Stream: stream, PartitionsCount: partitions, Settings: settings,
 		Name: []byte(name)}, &details)
 	return details, err
 }
@@ -82,7 +82,7 @@ func (c *Client) CreateTopic(ctx context.Context, stream codec.Identifier, name 
 // does not exist.
 func (c *Client) GetTopic(ctx context.Context, stream, topic codec.Identifier) (codec.TopicDetails, bool, error) {
 	var details codec.TopicDetails
-	found, err := c.call(ctx, codec.GetTopic{Stream: stream, Topic: topic}, &details)
+	found, err := c.Call(ctx, codec.GetTopic{Stream: stream, Topic: topic}, &details)
 	return details, found, err
 }
 
@@ -109,7 +109,7 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic codec.Identifie
 // PollMessages polls; the messages are copies the caller keeps.
 func (c *Client) PollMessages(ctx context.Context, poll codec.PollMessages) (codec.PollReply, []codec.Message, error) {
 	var reply codec.PollReply
-	if _, err := c.call(ctx, poll, &reply); err != nil {
+	if _, err := c.Call(ctx, poll, &reply); err != nil {
 		return reply, nil, err
 	}
 	reply.Data = append([]byte(nil), reply.Data...)
@@ -139,7 +139,7 @@ func (c *Client) StoreOffset(ctx context.Context, store codec.StoreConsumerOffse
 // stored.
 func (c *Client) GetOffset(ctx context.Context, get codec.GetConsumerOffset) (codec.ConsumerOffsetReply, bool, error) {
 	var reply codec.ConsumerOffsetReply
-	found, err := c.call(ctx, get, &reply)
+	found, err := c.Call(ctx, get, &reply)
 	return reply, found, err
 }
 
@@ -152,7 +152,7 @@ func (c *Client) DeleteOffset(ctx context.Context, del codec.DeleteConsumerOffse
 // CreateGroup creates a consumer group on a topic.
 func (c *Client) CreateGroup(ctx context.Context, stream, topic codec.Identifier, name string) (codec.GroupEntry, error) {
 	var entry codec.GroupEntry
-	_, err := c.call(ctx, codec.CreateConsumerGroup{Stream: stream, Topic: topic, Name: []byte(name)}, &entry)
+	_, err := c.Call(ctx, codec.CreateConsumerGroup{Stream: stream, Topic: topic, Name: []byte(name)}, &entry)
 	return entry, err
 }
 
@@ -160,7 +160,7 @@ func (c *Client) CreateGroup(ctx context.Context, stream, topic codec.Identifier
 // not exist.
 func (c *Client) GetGroup(ctx context.Context, stream, topic, group codec.Identifier) (codec.GroupDetails, bool, error) {
 	var details codec.GroupDetails
-	found, err := c.call(ctx, codec.GetConsumerGroup{Stream: stream, Topic: topic, Group: group}, &details)
+	found, err := c.Call(ctx, codec.GetConsumerGroup{Stream: stream, Topic: topic, Group: group}, &details)
 	return details, found, err
 }
 
