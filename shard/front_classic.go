@@ -49,7 +49,7 @@ func (f *front) connFrameBytes(conn *Conn, head []byte) (int, error) {
 	attached := conn.Attached()
 	if s, ok := attached.(*session); ok {
 		if s.classic != nil {
-			return classicFrameBytes(head), nil
+			return classicFrameBytes(head, f.server.options.FrameBytesMax), nil
 		}
 		return f.FrameBytes(head)
 	}
@@ -58,8 +58,11 @@ func (f *front) connFrameBytes(conn *Conn, head []byte) (int, error) {
 	case classic.VSR:
 		return f.FrameBytes(head)
 	case classic.Classic:
+		if limit := f.server.options.ConnectionsMax; limit > 0 && f.server.clients.count() >= limit {
+			return 0, ErrClassicConnectionsFull // past tcp.max_connections: refusing is the answer
+		}
 		f.startClassic(conn)
-		return classicFrameBytes(head), nil
+		return classicFrameBytes(head, f.server.options.FrameBytesMax), nil
 	case classic.Reject:
 		return 0, ErrClassicReject
 	}
@@ -83,9 +86,10 @@ func (f *front) armDetectDeadline(conn *Conn) {
 }
 
 // classicFrameBytes sizes a classic request: the 8-byte prologue alone
-// when its body is refused unread (above the cap, so the connection then
-// closes), else prologue and body.
-func classicFrameBytes(head []byte) int {
+// when its body is refused unread (above the command's cap or the
+// server's frame limit; serveClassic answers 3 and closes), else prologue
+// and body.
+func classicFrameBytes(head []byte, frameBytesMax int) int {
 	if len(head) < classic.RequestPrologueBytes {
 		return 0
 	}
@@ -94,7 +98,11 @@ func classicFrameBytes(head []byte) int {
 		return classic.RequestPrologueBytes
 	}
 	length := binary.LittleEndian.Uint32(head[0:4])
-	return 4 + int(max(length, classic.RequestCodeBytes))
+	size := 4 + int(max(length, classic.RequestCodeBytes))
+	if size > frameBytesMax {
+		return classic.RequestPrologueBytes
+	}
+	return size
 }
 
 // startClassic binds a new classic connection to its session.
@@ -192,12 +200,13 @@ func (f *front) serveClassic(s *session, frame []byte) {
 		return
 	}
 	admission := classic.Admit(frame[:classic.RequestPrologueBytes], s.session != 0)
-	switch admission.Action {
-	case classic.RefuseAndClose:
+	unread := len(frame) < 4+max(int(admission.Header.Length), classic.RequestCodeBytes)
+	switch {
+	case admission.Action == classic.RefuseAndClose || unread:
 		cc.closing = true
-		f.classicStatus(s, admission.Status)
+		f.classicStatus(s, classic.StatusInvalidCommand)
 		return
-	case classic.Refuse:
+	case admission.Action == classic.Refuse:
 		f.classicStatus(s, admission.Status)
 		return
 	}

@@ -14,6 +14,10 @@ import (
 // without a reply.
 var ErrClassicReject = errors.New("shard: connection framing not recognised")
 
+// ErrClassicConnectionsFull: a classic connection arrived past
+// tcp.max_connections; it is closed without a reply.
+var ErrClassicConnectionsFull = errors.New("shard: classic connection past the connection limit")
+
 // classicClientHigh marks the client ids the server draws for classic
 // sessions (a 0.9 client draws its own); the low half is the session.
 const classicClientHigh uint64 = 0xC1A5_51C0 << 32
