@@ -124,6 +124,11 @@ type classicConn struct {
 	pollPicked bool
 	// request numbers the 0.9 requests the session's commands become.
 	request uint64
+	// syncFirst is a SyncConsumerGroup to run before the request being
+	// translated (classicPoll); swallow counts queued 0.9 requests whose
+	// replies no classic request waits for.
+	syncFirst *wire.GroupTarget
+	swallow   int
 	// closing: the reply being sent is the last one (a refused oversize
 	// body, a stale client); the connection drains after it.
 	closing bool
@@ -238,13 +243,26 @@ func (f *front) classicForward(s *session, request classic.DecodableRequest) {
 	code, body, status := f.classicTranslate(s, view, request)
 	switch {
 	case status != classic.StatusOK:
+		s.classic.syncFirst = nil
 		f.classicAnswer(s, f.classicBuffer(classicError(s.classic.code, status)))
 		return
 	case body == nil: // a group poll with no partition assigned
+		s.classic.syncFirst = nil
 		empty := classic.PollReply{}
 		f.classicAnswer(s, f.classicBuffer(classic.AppendReply(nil, &empty)))
 		return
 	}
+	if sync := s.classic.syncFirst; sync != nil {
+		s.classic.syncFirst = nil
+		s.classic.swallow++
+		f.classicEnqueue(s, wire.CodeSyncConsumerGroup, sync)
+	}
+	f.classicEnqueue(s, code, body)
+	f.runQueue(s)
+}
+
+// classicEnqueue queues the 0.9 request a classic command stands for.
+func (f *front) classicEnqueue(s *session, code wire.Code, body wire.Body) {
 	s.classic.request++
 	header := wire.RequestHeader{Client: s.client, Session: s.session, Request: s.classic.request,
 		Operation: code.Operation(), UserID: s.userID}
@@ -254,7 +272,6 @@ func (f *front) classicForward(s *session, request classic.DecodableRequest) {
 	frame := f.shard.Buffer(wire.RequestBytes(body))
 	wire.EncodeRequest(frame, header, body)
 	s.order.queue = append(s.order.queue, frame)
-	f.runQueue(s)
 }
 
 // classicStale ends a silent group member's session the 0.8 way: it

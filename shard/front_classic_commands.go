@@ -190,6 +190,13 @@ func (f *front) classicPoll(s *session, view *frontView, r *classic.PollMessages
 	if member == nil {
 		return 0, nil, classic.StatusConsumerGroupMemberNotFound
 	}
+	if view.groups[key].revokingFrom(clientKey(s.client)) {
+		// A classic member cannot sync (0.8 has no SyncConsumerGroup) and
+		// polls only what the server picks from its current assignment, so
+		// it is in sync at every poll: the server syncs for it, and what
+		// it lost goes to its new owner now rather than at the timeout.
+		s.classic.syncFirst = groupTarget(r.Stream, r.Topic, r.Consumer.ID)
+	}
 	if !r.Partition.Present {
 		if len(member.Partitions) == 0 {
 			return 0, nil, classic.StatusOK
@@ -245,4 +252,14 @@ func classicMissing(view *frontView, request classic.DecodableRequest) classic.S
 		return classic.StatusPartitionNotFound
 	}
 	return classic.StatusOK
+}
+
+// revokingFrom reports whether client still hands over a partition.
+func (g *viewGroup) revokingFrom(client metadata.ClientID) bool {
+	for _, r := range g.revoking {
+		if r.client == client {
+			return true
+		}
+	}
+	return false
 }

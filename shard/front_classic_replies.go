@@ -13,7 +13,10 @@ import (
 // this runs inside finish.
 func (f *front) classicRelease(s *session, done *pendingReply) {
 	f.shard.Release(done.frame)
-	if s.closed {
+	if s.closed || s.classic.swallow > 0 {
+		if !s.closed {
+			s.classic.swallow-- // a sync run for the member: the poll behind it answers
+		}
 		if done.reply != nil {
 			f.shard.Release(done.reply)
 		}

@@ -322,3 +322,64 @@ func TestClassicGroupPolls(t *testing.T) {
 	_, _, err = groupPoll(legacy)
 	wantClassicStatus(t, "group poll after leaving", err, classic.StatusConsumerGroupMemberNotFound)
 }
+
+// TestClassicGroupHandover: when a second classic member joins, the
+// partition taken from the first is handed over at the first member's
+// next poll (the server syncs for a classic member, which cannot), not
+// at the rebalancing timeout; afterwards the two members poll disjoint
+// partitions and together read every message once.
+func TestClassicGroupHandover(t *testing.T) {
+	s := startServer(t)
+	first := s.dialClassic(t)
+	second := s.dialClassic(t)
+	classicLogin(t, first)
+	classicLogin(t, second)
+	ctx := ctxTimeout(t)
+	must[classic.StreamEntry](t, "create stream")(first.CreateStream(ctx, "h"))
+	must[classic.TopicDetails](t, "create topic")(first.CreateTopic(ctx, cid(0), "t", 2,
+		classic.TopicSettings{Compression: classic.CompressionNone}))
+	for partition := uint32(0); partition < 2; partition++ {
+		var batch []classic.OutgoingMessage
+		for i := 0; i < 4; i++ {
+			batch = append(batch, classic.OutgoingMessage{Payload: []byte(fmt.Sprintf("p%d-%d", partition, i))})
+		}
+		check(t, "send", first.SendMessages(ctx, cid(0), cid(0),
+			classic.Partitioning{Kind: classic.PartitioningPartitionID, PartitionID: partition}, batch))
+	}
+	group := must[classic.GroupEntry](t, "create group")(first.CreateGroup(ctx, cid(0), cid(0), "pair"))
+	check(t, "first joins", first.JoinGroup(ctx, cid(0), cid(0), cid(group.ID)))
+	check(t, "second joins", second.JoinGroup(ctx, cid(0), cid(0), cid(group.ID)))
+	owners := map[uint32]string{}
+	seen := map[string]int{}
+	poll := func(name string, c *classicclient.Client) {
+		reply, polled, err := c.PollMessages(ctx, classic.PollMessages{
+			Consumer: classic.Consumer{Kind: classic.ConsumerGroup, ID: cid(group.ID)}, Stream: cid(0), Topic: cid(0),
+			Strategy: classic.PollingStrategy{Kind: classic.PollingNext}, Count: 2, AutoCommit: true})
+		check(t, name+" group poll", err)
+		if len(polled) == 0 {
+			return
+		}
+		if owner, ok := owners[reply.PartitionID]; ok && owner != name {
+			t.Fatalf("partition %d polled by %s and %s", reply.PartitionID, owner, name)
+		}
+		owners[reply.PartitionID] = name
+		for _, message := range polled {
+			seen[string(message.Payload)]++
+		}
+	}
+	poll("first", first) // syncs the first member: its lost partition goes to the second
+	for range 3 {
+		poll("second", second)
+		poll("first", first)
+	}
+	if len(owners) != 2 {
+		t.Fatalf("partition owners %v, want one partition each", owners)
+	}
+	for partition := 0; partition < 2; partition++ {
+		for i := 0; i < 4; i++ {
+			if payload := fmt.Sprintf("p%d-%d", partition, i); seen[payload] != 1 {
+				t.Fatalf("%s polled %d times (all: %v)", payload, seen[payload], seen)
+			}
+		}
+	}
+}
