@@ -49,11 +49,22 @@ package shard
 //
 // Startup and recovery: DataOptions.Partitions (from the metadata state)
 // are recovered by their owners in OnStart; ops on a partition still
-// recovering wait for it. A partition that refuses to open (engine
-// ErrCorrupt, naming file and position) answers every op with that error
-// and is logged; the other partitions serve. Create opens (or creates) a
-// partition at run time; Delete removes it for good; a Create of a
-// partition being deleted waits for the delete.
+// recovering park until it is open (TopicStats reports ErrDataBusy for
+// it meanwhile; Data.Opening counts them). A partition that refuses to
+// open (engine ErrCorrupt, naming file and position) answers every op
+// with that error and is logged; the other partitions serve, and Delete
+// still removes its directory. Create opens (or creates) a partition at
+// run time and leaves an open one as it is; Delete removes it for good,
+// failing the ops parked on it; a Create of a partition being deleted
+// waits for the delete, and ops arriving after that Create park for the
+// new partition. Purge waits for a recovering partition; appends and
+// polls park while a purge runs. After a whole topic is deleted the
+// caller removes its empty directories with RemoveTopicDirectory.
+//
+// Memory: each open partition holds the engine's two write buffers
+// (DataOptions.JournalBytes each, engine default 4 MiB), one read buffer
+// (1 MiB) and small index and offset buffers, allocated at open; each
+// shard holds one recent-batch cache (DataOptions.CacheBytes).
 //
 // Durability: per topic (PartitionConfig.Durability), Done of an Append
 // runs after the durability point. A failed fdatasync is fatal: the op

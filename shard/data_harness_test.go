@@ -37,6 +37,13 @@ const dataInjectPeriod = 100 * time.Microsecond
 
 func startData(t testing.TB, backend string, options DataOptions, adjust ...func(*Options)) *dataHarness {
 	t.Helper()
+	return startDataWith(t, backend, options, nil, adjust...)
+}
+
+// startDataWith is startData with onStart run on each shard's thread
+// right after the data plane's OnStart (partitions still recovering).
+func startDataWith(t testing.TB, backend string, options DataOptions, onStart func(ds *DataShard), adjust ...func(*Options)) *dataHarness {
+	t.Helper()
 	cpus, err := AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +64,9 @@ func startData(t testing.TB, backend string, options DataOptions, adjust ...func
 	}
 	runtimeOptions := data.Install(Options{Backend: backend, CPUs: cpus, Logger: options.Logger, OnStart: func(sh *Shard) {
 		ds, queue := data.Local(sh), h.inject[sh.ID()]
+		if onStart != nil {
+			onStart(ds)
+		}
 		_, err := sh.Every(dataInjectPeriod, func(time.Time) {
 			for range len(queue) {
 				(<-queue)(ds)

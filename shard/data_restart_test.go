@@ -96,3 +96,64 @@ func TestDataDurabilityWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestDataOpsDuringRecovery: ops started the moment a restarted runtime
+// begins recovering (on the owner, from the other shard, and from the
+// owner's OnStart, when the partition is certainly still opening) park
+// until it is open and then see the recovered messages.
+func TestDataOpsDuringRecovery(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		directory := t.TempDir()
+		h := startData(t, backend, DataOptions{Directory: directory})
+		shards := h.shardCount()
+		key := keysOwnedBy(9, 1, shards-1, shards, 1)[0]
+		h.create(key, 1, PartitionConfig{})
+		for batch := range 20 {
+			if result := h.appendAt(0, key, batch*10, 10, 0); result.Err != nil {
+				t.Fatal(result.Err)
+			}
+		}
+		h.stop()
+		type early struct {
+			opening bool
+			result  dataResult
+		}
+		polled := make(chan early, 1)
+		appended := make(chan dataResult, 1)
+		onStart := func(ds *DataShard) {
+			if ds.Shard().ID() != shards-1 {
+				return
+			}
+			opening := ds.partitions[key] != nil && ds.partitions[key].state == partitionOpening
+			poll := ds.Get()
+			poll.Key, poll.Strategy, poll.Count, poll.Out = key, engine.PollFirst, 1000, make([]byte, 0, 1<<20)
+			poll.Done = func(op *DataOp) {
+				polled <- early{opening: opening, result: dataResult{Err: op.Err, Out: op.Out, Messages: op.Messages,
+					OffsetFirst: op.OffsetFirst, OffsetLast: op.OffsetLast}}
+				ds.Put(op)
+			}
+			ds.Poll(poll)
+			add := ds.Get()
+			add.Key, add.Batch = key, testBatch(200, 10, 64)
+			add.Done = func(op *DataOp) {
+				appended <- dataResult{Err: op.Err, BaseOffset: op.BaseOffset}
+				ds.Put(op)
+			}
+			ds.Append(add)
+		}
+		specs := []PartitionSpec{{Key: key}}
+		h = startDataWith(t, backend, DataOptions{Directory: directory, Partitions: specs}, onStart)
+		remote := h.poll(0, key, engine.PollOffset, 100, 1000, engine.Consumer{}, false)
+		first := <-polled
+		if !first.opening {
+			t.Fatal("the partition was not opening when the owner's OnStart ran")
+		}
+		expectRange(t, "poll parked during recovery", first.result, 0, 200)
+		if result := <-appended; result.Err != nil || result.BaseOffset != 200 {
+			t.Fatalf("append parked during recovery: base %d, %v", result.BaseOffset, result.Err)
+		}
+		if remote.Err != nil || remote.Messages < 100 {
+			t.Fatalf("poll from the other shard during recovery: %d messages, %v", remote.Messages, remote.Err)
+		}
+	})
+}

@@ -25,7 +25,8 @@ import (
 // A read or write the backend moved only part of (a bounce buffer shorter
 // than the request, when the engine's buffer is not ring memory) is
 // resumed from where it stopped, so the engine sees whole transfers, short
-// only at end of file. A shard at fileOpsInFlightMax holds further ops and
+// only at end of file. Bounce buffers move whole 4096-byte blocks, so a
+// read that moved a partial block stopped at the end of the file. A shard at fileOpsInFlightMax holds further ops and
 // starts them as slots free up. Only the shard's thread uses a Storage.
 type Storage struct {
 	shard   *Shard
@@ -157,8 +158,12 @@ func (so *storageOp) fileDone(file *FileOp) {
 	if file.Err == nil && op.Code != engine.OpSync {
 		invariant.Assert(file.Result >= 0, "a transfer moves a non-negative count")
 		so.moved += file.Result
+		// A read that stopped short is at end of file, unless it moved
+		// whole blocks (a bounce buffer shorter than the request moves
+		// whole blocks; the end of a file need not be on one).
+		partial := file.Result > 0 && (op.Code == engine.OpWrite || file.Result%4096 == 0)
 		if so.moved < len(op.Buffer) {
-			if file.Result > 0 {
+			if partial {
 				s.resumed++
 				s.start(so) // resume a partial transfer
 				s.startWaiting()

@@ -114,9 +114,7 @@ func (s *Server) newFront(sh *Shard) Handler {
 
 func (s *Server) onStart(sh *Shard) {
 	f := s.fronts[sh.ID()]
-	if f == nil {
-		f = s.newFront(sh).(*front)
-	}
+	invariant.Assert(f != nil, "front: the runtime builds the handler before OnStart")
 	if sh.ID() == 0 {
 		f.meta = newMetaPlane(f)
 		f.meta.open()

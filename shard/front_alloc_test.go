@@ -143,7 +143,7 @@ func TestLoginBeforeReady(t *testing.T) {
 		if conn, err = net.Dial("tcp", address); err == nil {
 			break
 		}
-		if attempt == 5000 {
+		if attempt == 50_000 {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Microsecond) // the listener opens before the metadata

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/engine/metadata"
+	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
 )
 
@@ -75,6 +76,8 @@ func (f *front) pollDone(c *call, op *DataOp) {
 		return
 	}
 	size := len(op.Out)
+	invariant.Assert(size >= wire.HeaderBytes+pollPrefixBytes && size <= len(buf), "front: poll records fit the reply buffer")
+	invariant.Assert(&op.Out[0] == &buf[0], "front: poll records stay in the reply buffer")
 	header := wire.ReplyTo(&c.header, wire.OperationNonReplicated)
 	header.Size = uint32(size)
 	header.Encode(buf)

@@ -81,6 +81,12 @@ func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code
 		f.waitReady(s, frame)
 		return
 	}
+	if request.Header.Operation.Metadata() && s.writtenValid && request.Header.Request == s.writtenID {
+		reply := f.shard.Buffer(len(s.written))
+		copy(reply, s.written)
+		f.finish(s, frame, reply) // a replay: the write applied once already
+		return
+	}
 	body, known, err := s.requests.Decode(code, request.Body)
 	if !known {
 		f.finish(s, frame, f.statusReply(&request.Header, code, wire.StatusInvalidCommand))
@@ -148,7 +154,7 @@ func decodeStatus(err error) wire.Status {
 func (f *front) complete(c *call) {
 	invariant.Assert(c.origin == f, "front: a call completes on its origin")
 	if c.joined {
-		c.session.inGroups = true
+		f.joined(c)
 	}
 	var reply []byte
 	switch {
@@ -162,7 +168,24 @@ func (f *front) complete(c *call) {
 	default:
 		reply = f.encodeReply(&c.header, c.code.ReplyOperation(), c.payload)
 	}
+	if c.header.Operation.Metadata() && c.status == wire.StatusOK {
+		c.session.written = append(c.session.written[:0], reply...)
+		c.session.writtenID, c.session.writtenValid = c.header.Request, true
+	}
 	f.done(c, reply)
+}
+
+// joined records a Join on its session; if the session ended (or logged
+// in again under a new client id) while the Join was on shard 0, the
+// membership it made is ended at once, or it would hold partitions for
+// a client that is gone.
+func (f *front) joined(c *call) {
+	s := c.session
+	if s.closed || s.session == 0 || clientKey(s.client) != c.client {
+		f.post(0, Message{Kind: kindClientGone, Data: &clientGone{client: c.client, sessionID: s.id}})
+		return
+	}
+	s.inGroups = true
 }
 
 // callDone is the kindCallDone handler: the call came back.

@@ -38,13 +38,16 @@ package shard
 //
 // Front invariants:
 //
-//  1. Replies of one connection leave in request order; a request other
-//     than SendMessages starts only once every earlier request answered.
+//  1. Replies of one connection leave in request order; a request starts
+//     only once every earlier request answered, except within the send
+//     lane and the read-only poll lane (front_order.go).
 //  2. Every delivered frame is answered exactly once: by a reply, or by
 //     forgetFrame when the protocol says to drop it (§2.2).
 //  3. A published view is never modified; shard 0 alone publishes.
 //  4. Only shard 0 reads or writes the metadata store and the group table;
 //     a call carries its own result fields back to its origin shard.
-//  5. Passwords are stored as argon2id PHC strings and tokens as SHA-256
+//  5. A metadata write applies at most once per (session, request id): a
+//     replay of the session's last write answers its first reply (§5.4).
+//  6. Passwords are stored as argon2id PHC strings and tokens as SHA-256
 //     hashes; raw secrets leave the connection's shard only inside a call
 //     (the token's single reply).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/whippetio/whippet/engine/metadata"
+	"github.com/whippetio/whippet/wire"
 )
 
 // TestGroupTableCooperative: a join takes partitions from the member that
@@ -113,5 +114,38 @@ func TestGroupViewOwnership(t *testing.T) {
 	}
 	if group.pollable(metadata.ClientID{Low: 9}, 0) || (*viewGroup)(nil).pollable(a, 0) {
 		t.Fatal("a stranger may poll")
+	}
+}
+
+// TestLaneOf: sends and read-only polls have lanes; a committing poll and
+// everything else run alone.
+func TestLaneOf(t *testing.T) {
+	frame := func(operation wire.Operation, code wire.Code, body wire.Body) []byte {
+		out := make([]byte, wire.RequestBytes(body))
+		header := wire.RequestHeader{Client: wire.Uint128{Lo: 1}, Operation: operation, Request: 1, Session: 1}
+		if operation == wire.OperationNonReplicated {
+			header.Code = code
+		}
+		wire.EncodeRequest(out, header, body)
+		return out
+	}
+	poll := &wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
+		Stream: wire.NumericID(0), Topic: wire.NumericID(0), Strategy: wire.Strategy{Kind: wire.StrategyNext}, Count: 1}
+	if got := laneOf(frame(wire.OperationNonReplicated, wire.CodePollMessages, poll)); got != lanePoll {
+		t.Fatalf("read-only poll: lane %d", got)
+	}
+	poll.AutoCommit = true
+	if got := laneOf(frame(wire.OperationNonReplicated, wire.CodePollMessages, poll)); got != laneAlone {
+		t.Fatalf("committing poll: lane %d", got)
+	}
+	send := &wire.SendMessages{Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partitioning: wire.PartitionID(0)}
+	if got := laneOf(frame(wire.OperationSendMessages, 0, send)); got != laneSend {
+		t.Fatalf("send: lane %d", got)
+	}
+	if got := laneOf(frame(wire.OperationNonReplicated, wire.CodePing, nil)); got != laneAlone {
+		t.Fatalf("ping: lane %d", got)
+	}
+	if got := laneOf(frame(wire.OperationCreateStream, 0, &wire.CreateStream{Name: "s"})); got != laneAlone {
+		t.Fatalf("metadata write: lane %d", got)
 	}
 }

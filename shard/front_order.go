@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -9,12 +10,17 @@ import (
 
 // A connection's requests start in arrival order and their replies leave
 // in that order. A request starts once every earlier one has answered,
-// except that consecutive SendMessages run together: appends to different
-// partitions are independent, and appends to one partition keep their
-// order on the way to its owner (one FIFO queue per pair of shards), so a
-// pipelining producer is not held to one round trip per batch. A read or a
-// metadata write still waits for every earlier request, so it sees what
-// they did.
+// except within two lanes whose consecutive requests run together:
+//
+//   - SendMessages: appends to different partitions are independent, and
+//     appends to one partition keep their order on the way to its owner
+//     (one FIFO queue per pair of shards), so a pipelining producer is not
+//     held to one round trip per batch;
+//   - PollMessages without auto-commit: they only read.
+//
+// Anything else (a poll that commits, a metadata write, a read of the
+// metadata) waits for every earlier request, and so sees what they did; a
+// poll after sends waits for the sends.
 
 // frameRef is a frame with its place in its connection's order.
 type frameRef struct {
@@ -24,13 +30,13 @@ type frameRef struct {
 
 // order is a session's request sequencing state.
 type order struct {
-	queue     [][]byte // received, not started
-	running   int      // started, reply not yet released
-	sendsOnly bool     // every running request is a SendMessages
-	waiting   bool     // the head waits for the metadata to open
-	seqStart  uint64   // sequence of the next request to start
-	seqReply  uint64   // sequence of the next reply to release
-	replies   [queuedFramesMax]pendingReply
+	queue    [][]byte // received, not started
+	running  int      // started, reply not yet released
+	lane     lane     // the lane of the running requests
+	waiting  bool     // the head waits for the metadata to open
+	seqStart uint64   // sequence of the next request to start
+	seqReply uint64   // sequence of the next reply to release
+	replies  [queuedFramesMax]pendingReply
 }
 
 // pendingReply is a finished request whose reply waits for earlier ones.
@@ -40,22 +46,46 @@ type pendingReply struct {
 	reply []byte // nil: answered by silence
 }
 
-// isSend reports whether a frame is a SendMessages request, from its
-// operation byte (§2.2), before any decoding.
-func isSend(frame []byte) bool {
-	return len(frame) >= wire.HeaderBytes && wire.Operation(frame[offsetRequestOperation]) == wire.OperationSendMessages
-}
+// lane is a class of requests that may run together.
+type lane uint8
 
-// offsetRequestOperation is the operation byte of a request header (§2.2).
-const offsetRequestOperation = 176
+const (
+	laneAlone lane = iota // runs with nothing else
+	laneSend              // SendMessages
+	lanePoll              // PollMessages without auto-commit
+)
+
+// Request header offsets (§2.2) the lane is read from, before decoding.
+const (
+	offsetRequestOperation = 176
+	offsetRequestCode      = 196
+)
+
+// laneOf classifies a frame from its operation, its code and, for a
+// poll, its last body byte (auto_commit, §6.7).
+func laneOf(frame []byte) lane {
+	if len(frame) <= wire.HeaderBytes {
+		return laneAlone
+	}
+	switch wire.Operation(frame[offsetRequestOperation]) {
+	case wire.OperationSendMessages:
+		return laneSend
+	case wire.OperationNonReplicated:
+		code := wire.Code(binary.LittleEndian.Uint32(frame[offsetRequestCode:]))
+		if code == wire.CodePollMessages && frame[len(frame)-1] == 0 {
+			return lanePoll
+		}
+	}
+	return laneAlone
+}
 
 // runQueue starts every queued frame the order allows.
 func (f *front) runQueue(s *session) {
 	o := &s.order
 	for len(o.queue) > 0 && !s.closed && !s.evicted && !o.waiting {
 		frame := o.queue[0]
-		send := isSend(frame)
-		if o.running > 0 && !(o.sendsOnly && send) {
+		next := laneOf(frame)
+		if o.running > 0 && (next == laneAlone || next != o.lane) {
 			return
 		}
 		copy(o.queue, o.queue[1:])
@@ -63,7 +93,7 @@ func (f *front) runQueue(s *session) {
 		o.queue = o.queue[:len(o.queue)-1]
 		invariant.Assert(o.running < queuedFramesMax, "front: running requests fit the reply slots")
 		o.running++
-		o.sendsOnly = send && (o.running == 1 || o.sendsOnly)
+		o.lane = next
 		seq := o.seqStart
 		o.seqStart++
 		f.serve(s, frameRef{buf: frame, seq: seq})

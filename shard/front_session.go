@@ -32,6 +32,12 @@ type session struct {
 	// inGroups is set once the session joined a group, so that its end
 	// tells shard 0.
 	inGroups bool
+	// written is the reply to the session's last metadata write, kept so
+	// that a replay of that request id answers it again instead of
+	// applying it twice (§5.4).
+	written      []byte
+	writtenID    uint64
+	writtenValid bool
 	// classic is set on a 0.8 classic connection (front_classic.go).
 	classic *classicConn
 }
@@ -144,6 +150,7 @@ func (f *front) login(s *session, frame frameRef, request *wire.Request) {
 		}
 		s.session = f.server.sessions.Add(1)
 		s.client = header.Client
+		s.writtenValid = false
 	}
 	s.userID = userID
 	f.server.clients.login(s.id, userID)

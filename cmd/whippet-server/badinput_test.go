@@ -215,3 +215,28 @@ func TestMaxFrameSize(t *testing.T) {
 	r.write(frame)
 	r.closed()
 }
+
+// TestMetadataReplay: a metadata write replayed with the same request id
+// on its session answers the first reply again and applies once (§5.4).
+func TestMetadataReplay(t *testing.T) {
+	s := startServer(t)
+	r := s.rawConn(t)
+	wantReplyStatus(t, "login", r.login("iggy", "iggy", wire.ProtocolVersion), wire.StatusOK)
+	create := r.frame(wire.OperationCreateStream, 0, &wire.CreateStream{Name: "once"})
+	r.write(create)
+	first := r.read()
+	r.write(create)
+	second := r.read()
+	if first.Err() != nil || second.Err() != nil || string(first.Payload) != string(second.Payload) {
+		t.Fatalf("replay: first %v %x, second %v %x", first.Err(), first.Payload, second.Err(), second.Payload)
+	}
+	c := s.dial(t)
+	if streams := must[wire.StreamList](t, "streams")(c.GetStreams(ctxTimeout(t))); len(streams) != 1 {
+		t.Fatalf("the replay applied again: %+v", streams)
+	}
+	r.write(r.frame(wire.OperationCreateStream, 0, &wire.CreateStream{Name: "once"}))
+	wantResult := r.read()
+	if wantResult.Err() != wire.StatusStreamNameAlreadyExists {
+		t.Fatalf("a new request with the same body: %v", wantResult.Err())
+	}
+}

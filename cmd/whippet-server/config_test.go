@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/whippetio/whippet/wire"
 )
 
 // TestInvalidConfigurationExitsTwo: a bad key stops the server before it
@@ -60,4 +62,27 @@ func TestConfigFile(t *testing.T) {
 		t.Fatalf("the file did not take effect:\n%s", logs)
 	}
 	check(t, "ping", s.dial(t).Ping(ctxTimeout(t)))
+}
+
+// TestProfileAndFresh: --profile cpu writes a profile under system.path at
+// exit; --fresh starts over on an empty data directory.
+func TestProfileAndFresh(t *testing.T) {
+	s := startServer(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(s.dial(t).CreateStream(ctx, "old", nil))
+	s.stop()
+	s.args = []string{"--profile", "cpu"}
+	s.start()
+	if streams := must[wire.StreamList](t, "streams")(s.dial(t).GetStreams(ctx)); len(streams) != 1 {
+		t.Fatalf("streams after a plain restart %+v", streams)
+	}
+	s.stop()
+	if _, err := os.Stat(filepath.Join(s.dataDir, "profiles", "cpu.pprof")); err != nil {
+		t.Fatalf("cpu profile: %v", err)
+	}
+	s.args = []string{"--fresh"}
+	s.start()
+	if streams := must[wire.StreamList](t, "streams")(s.dial(t).GetStreams(ctx)); len(streams) != 0 {
+		t.Fatalf("streams after --fresh %+v", streams)
+	}
 }

@@ -61,6 +61,7 @@ func serverBinary(t testing.TB) string {
 // server is one running whippet-server process.
 type server struct {
 	t       testing.TB
+	args    []string
 	dataDir string
 	address string
 	env     []string
@@ -110,7 +111,7 @@ func startServer(t testing.TB, extra ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
-	s.command = exec.Command(serverBinary(s.t))
+	s.command = exec.Command(serverBinary(s.t), s.args...)
 	s.command.Env = append(os.Environ(), s.env...)
 	stderr, err := s.command.StderrPipe()
 	if err != nil {
@@ -165,6 +166,19 @@ func (s *server) stop() {
 		s.t.Errorf("server did not stop\n%s", s.logs)
 	}
 	s.command = nil
+}
+
+// crash kills the server with SIGKILL (an unclean stop: no shutdown
+// flush, no clean close; the page cache survives, so it is not a power
+// loss) and starts it again on the same data.
+func (s *server) crash() {
+	s.t.Helper()
+	if err := s.command.Process.Kill(); err != nil {
+		s.t.Fatal(err)
+	}
+	<-s.exited
+	s.command = nil
+	s.start()
 }
 
 // restart stops the server and starts it again on the same data.

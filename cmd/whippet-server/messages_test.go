@@ -147,3 +147,78 @@ func TestPipelinedSends(t *testing.T) {
 		}
 	}
 }
+
+// TestServerSidePartitioning: Balanced and MessagesKey partitioning sent
+// as such (as the Rust SDK does) are resolved by the server: round robin,
+// and XXH32(key) modulo the partition count (§1.5).
+func TestServerSidePartitioning(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	c.ServerPartitioning(true)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "sp", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 3, Name: "t"}))
+	landed := map[uint32]int{}
+	for range 6 {
+		confirmations := must[wire.SendConfirmations](t, "balanced")(c.SendMessages(ctx, id(0), id(0), wire.Balanced(),
+			messages("b", 1)))
+		landed[confirmations[0].PartitionID]++
+	}
+	if landed[0] != 2 || landed[1] != 2 || landed[2] != 2 {
+		t.Fatalf("balanced sends landed %v, want 2 on each of 3", landed)
+	}
+	key := []byte("order-key-1")
+	want := wire.XXH32(key, 0) % 3
+	for range 3 {
+		confirmations := must[wire.SendConfirmations](t, "keyed")(c.SendMessages(ctx, id(0), id(0), wire.MessagesKey(key),
+			messages("k", 1)))
+		if confirmations[0].PartitionID != want {
+			t.Fatalf("keyed send landed on %d, want %d", confirmations[0].PartitionID, want)
+		}
+	}
+	_, err := c.SendMessages(ctx, id(0), id(0), wire.PartitionID(7), messages("x", 1))
+	wantStatus(t, "send to a missing partition", err, wire.StatusResourceNotFound)
+}
+
+// TestPipelinedPolls: concurrent read-only polls on one connection run
+// together and each gets its own partition's messages.
+func TestPipelinedPolls(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "pp", nil))
+	must[*wire.TopicDetails](t, "topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 4, Name: "t"}))
+	for partition := uint32(0); partition < 4; partition++ {
+		must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(partition),
+			messages(fmt.Sprintf("p%d", partition), 20)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for reader := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			partition := uint32(reader % 4)
+			for round := range 20 {
+				polled, err := c.PollMessages(ctx, &wire.PollMessages{Consumer: single(uint32(reader)), Stream: id(0),
+					Topic: id(0), Partition: wire.PartitionOf(partition),
+					Strategy: wire.Strategy{Kind: wire.StrategyOffset, Value: uint64(round)}, Count: 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				iterator := polled.Messages()
+				message, ok := iterator.Next()
+				if want := fmt.Sprintf("p%d-%d", partition, round); !ok || string(message.Payload) != want {
+					errs <- fmt.Errorf("partition %d offset %d: got %q, want %q", partition, round, message.Payload, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

@@ -129,3 +129,30 @@ func TestDeleteRemovesDirectories(t *testing.T) {
 		t.Fatalf("stream directory after delete: %v", err)
 	}
 }
+
+// TestPartitionsOfASecondTopic: partition changes address the named topic
+// (not topic 0), its groups rebalance, and the new partitions take sends.
+func TestPartitionsOfASecondTopic(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "stream")(c.CreateStream(ctx, "two", nil))
+	must[*wire.TopicDetails](t, "first")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "a"}))
+	second := must[*wire.TopicDetails](t, "second")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0), PartitionsCount: 1,
+		Name: "b"}))
+	must[*wire.ConsumerGroupInfo](t, "group")(c.CreateConsumerGroup(ctx, id(0), id(second.ID), "g"))
+	target := wire.GroupTarget{Stream: id(0), Topic: id(second.ID), Group: id(0)}
+	check(t, "join", c.JoinConsumerGroup(ctx, target))
+	check(t, "add partitions", c.CreatePartitions(ctx, id(0), id(second.ID), 2))
+	if first := must[*wire.TopicDetails](t, "get a")(c.GetTopic(ctx, id(0), id(0))); len(first.Partitions) != 1 {
+		t.Fatalf("topic a has %d partitions, want 1", len(first.Partitions))
+	}
+	if got := must[*wire.TopicDetails](t, "get b")(c.GetTopic(ctx, id(0), id(second.ID))); len(got.Partitions) != 3 {
+		t.Fatalf("topic b has %d partitions, want 3", len(got.Partitions))
+	}
+	waitAssignment(t, c, target, []uint32{0, 1, 2})
+	must[wire.SendConfirmations](t, "send to a new partition")(c.SendMessages(ctx, id(0), id(second.ID), wire.PartitionID(2),
+		messages("n", 2)))
+	check(t, "remove partitions", c.DeletePartitions(ctx, id(0), id(second.ID), 2))
+	waitAssignment(t, c, target, []uint32{0})
+}
