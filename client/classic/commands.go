@@ -92,16 +92,26 @@ func (c *Client) DeleteTopic(ctx context.Context, stream, topic codec.Identifier
 	return err
 }
 
+// sendMetadataBytesMax bounds the SendMessages metadata: its length word,
+// two identifiers of up to 257 bytes, a partitioning of up to 257 bytes
+// and the count.
+const sendMetadataBytesMax = 4 + 2*257 + 257 + 4
+
 // SendMessages appends messages; a zero id is drawn by the server.
 func (c *Client) SendMessages(ctx context.Context, stream, topic codec.Identifier, partitioning codec.Partitioning,
 	messages []codec.OutgoingMessage) error {
-	body, err := codec.AppendSendMessagesBody(nil, stream, topic, partitioning, messages)
+	capacity := codec.RequestPrologueBytes + sendMetadataBytesMax
+	for i := range messages {
+		capacity += codec.IndexEntryBytes + codec.MessageHeaderBytes + len(messages[i].Payload) +
+			len(messages[i].UserHeaders)
+	}
+	// The body is encoded once, behind room for its prologue.
+	frame, err := codec.AppendSendMessagesBody(make([]byte, codec.RequestPrologueBytes, capacity), stream, topic,
+		partitioning, messages)
 	if err != nil {
 		return fmt.Errorf("classic client: encode send: %w", err)
 	}
-	frame := codec.AppendRequestHeader(make([]byte, 0, codec.RequestPrologueBytes+len(body)), codec.CodeSendMessages,
-		len(body))
-	frame = append(frame, body...)
+	codec.AppendRequestHeader(frame[:0], codec.CodeSendMessages, len(frame)-codec.RequestPrologueBytes)
 	_, err = c.DoRaw(ctx, codec.CodeSendMessages, frame)
 	return err
 }
