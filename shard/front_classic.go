@@ -25,6 +25,21 @@ import (
 // the session like a 0.9 frame, so it takes the same metadata and data
 // paths, rights checks and ordering; its 0.9 reply is rewritten into the
 // classic one when it is released (classicRelease).
+//
+// Classic invariants:
+//
+//  1. A connection's framing is decided once, on its first bytes, and
+//     never changes; a classic connection is never sent a 0.9 frame (its
+//     replies are rewritten, and a stale member gets status 30, not an
+//     eviction frame).
+//  2. Every classic frame delivered is answered by exactly one classic
+//     reply, in arrival order, unless the connection closes first; at most
+//     one classic request runs at a time.
+//  3. A refused body is drained before the reply (the stream stays in
+//     step), except one the server will not read, after whose reply the
+//     connection closes.
+//  4. A classic request reaches the metadata and the partitions only as
+//     the 0.9 request it stands for, through the session's order queue.
 
 // connFrameSizer is a Handler that sizes frames per connection.
 type connFrameSizer interface {
