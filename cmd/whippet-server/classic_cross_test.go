@@ -264,6 +264,15 @@ func TestClassicMissingEntities(t *testing.T) {
 	wantClassicStatus(t, "send to a missing stream", send, classic.StatusStreamIdNotFound)
 	_, err := legacy.CreateStream(ctx, "s")
 	wantClassicStatus(t, "a duplicate stream", err, classic.StatusStreamNameAlreadyExists)
+	store := legacy.StoreOffset(ctx, classic.StoreConsumerOffset{
+		Consumer: classic.Consumer{Kind: classic.ConsumerSingle, ID: cid(1)}, Stream: cid(0), Topic: cid(0),
+		Partition: classic.PartitionOf(0), Offset: 5})
+	wantClassicStatus(t, "an offset on an empty partition", store, classic.StatusInvalidOffset)
+	_, err = legacy.CreateGroup(ctx, cid(0), cid(42), "g")
+	wantClassicStatus(t, "a group on a missing topic", err, classic.StatusTopicIdNotFound)
+	if _, found, err := legacy.GetGroup(ctx, cid(0), cid(0), cid(42)); err != nil || found {
+		t.Fatalf("get a missing group: found %v err %v, want the empty reply", found, err)
+	}
 }
 
 // TestClassicGroupPolls: a classic group member polls without naming a
@@ -294,6 +303,7 @@ func TestClassicGroupPolls(t *testing.T) {
 	_, _, err := groupPoll(legacy)
 	wantClassicStatus(t, "group poll before joining", err, classic.StatusConsumerGroupMemberNotFound)
 	check(t, "classic join", legacy.JoinGroup(ctx, cid(0), cid(0), cid(group.ID)))
+	check(t, "joining twice is a no-op", legacy.JoinGroup(ctx, cid(0), cid(0), cid(group.ID)))
 	details, found, err := legacy.GetGroup(ctx, cid(0), cid(0), cid(group.ID))
 	if err != nil || !found || len(details.Members) != 1 || len(details.Members[0].Partitions) != 2 {
 		t.Fatalf("group after join: %+v found %v err %v", details, found, err)
