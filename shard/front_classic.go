@@ -133,10 +133,8 @@ type classicConn struct {
 	// runs at a time (running).
 	queue   [][]byte
 	running bool
-	// code is the classic command of the running request, and poll the
-	// partition a group poll without one was given (pollPicked).
-	code       classic.Code
-	pollPicked bool
+	// code is the classic command of the running request.
+	code classic.Code
 	// request numbers the 0.9 requests the session's commands become.
 	request uint64
 	// syncFirst is a SyncConsumerGroup to run before the request being
@@ -188,7 +186,6 @@ func (f *front) classicAnswer(s *session, reply []byte) {
 	cc := s.classic
 	invariant.Assert(cc.running, "front: a classic answer has a running request")
 	cc.running = false
-	cc.pollPicked = false
 	_ = s.conn.Reply(reply) // a closed connection drops it; OnClose cleans up
 	if cc.closing {
 		s.conn.drain()

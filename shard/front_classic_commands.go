@@ -209,7 +209,6 @@ func (f *front) classicPoll(s *session, view *frontView, r *classic.PollMessages
 		next := cc.cursor[cursorKey]
 		cc.cursor[cursorKey] = next + 1
 		poll.Partition = wire.PartitionOf(member.Partitions[next%uint32(len(member.Partitions))])
-		cc.pollPicked = true
 	}
 	return wire.CodePollMessages, poll, classic.StatusOK
 }

@@ -30,7 +30,7 @@ func (f *front) classicRelease(s *session, done *pendingReply) {
 		f.shard.Release(done.reply)
 	}
 	cc := s.classic
-	cc.running, cc.pollPicked = false, false
+	cc.running = false
 	_ = s.conn.Reply(reply) // a closed connection drops it; OnClose cleans up
 	if len(cc.queue) > 0 {
 		_, err := f.shard.After(0, func(time.Time) { f.runClassic(s) })
