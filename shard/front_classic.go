@@ -137,11 +137,15 @@ type classicConn struct {
 	code classic.Code
 	// request numbers the 0.9 requests the session's commands become.
 	request uint64
-	// syncFirst is a SyncConsumerGroup to run before the request being
-	// translated (classicPoll); swallow counts queued 0.9 requests whose
-	// replies no classic request waits for.
-	syncFirst *wire.GroupTarget
+	// prelude holds 0.9 requests to run before the one a classic request
+	// was translated into: a sync for a group member (classicPoll), the
+	// leading parts of a split send (classicSend). swallow counts queued
+	// preludes whose replies no classic request waits for; a refusal among
+	// them (swallowed) answers the classic request in place of its last
+	// reply.
+	prelude   []classicPrelude
 	swallow   int
+	swallowed classic.Status
 	// closing: the reply being sent is the last one (a refused oversize
 	// body, a stale client); the connection drains after it.
 	closing bool
@@ -154,6 +158,12 @@ type classicConn struct {
 }
 
 type classicGroupKey struct{ stream, topic, group uint32 }
+
+// classicPrelude is one 0.9 request queued before a translated one.
+type classicPrelude struct {
+	code wire.Code
+	body wire.Body
+}
 
 // onClassicFrame queues a classic frame and runs the queue.
 func (f *front) onClassicFrame(s *session, frame []byte) {
@@ -255,20 +265,22 @@ func (f *front) classicForward(s *session, request classic.DecodableRequest) {
 	code, body, status := f.classicTranslate(s, view, request)
 	switch {
 	case status != classic.StatusOK:
-		s.classic.syncFirst = nil
+		s.classic.prelude = s.classic.prelude[:0]
 		f.classicAnswer(s, f.classicBuffer(classicError(s.classic.code, status)))
 		return
 	case body == nil: // a group poll with no partition assigned
-		s.classic.syncFirst = nil
+		s.classic.prelude = s.classic.prelude[:0]
 		empty := classic.PollReply{}
 		f.classicAnswer(s, f.classicBuffer(classic.AppendReply(nil, &empty)))
 		return
 	}
-	if sync := s.classic.syncFirst; sync != nil {
-		s.classic.syncFirst = nil
-		s.classic.swallow++
-		f.classicEnqueue(s, wire.CodeSyncConsumerGroup, sync)
+	cc := s.classic
+	for i, prelude := range cc.prelude {
+		cc.swallow++
+		f.classicEnqueue(s, prelude.code, prelude.body)
+		cc.prelude[i] = classicPrelude{}
 	}
+	cc.prelude = cc.prelude[:0]
 	f.classicEnqueue(s, code, body)
 	f.runQueue(s)
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"math"
 
 	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/wire"
@@ -38,7 +39,7 @@ func (f *front) classicTranslate(s *session, view *frontView, request classic.De
 		return wire.CodeDeleteTopic, &wire.DeleteTopic{Stream: wireIdentifier(r.Stream), Topic: wireIdentifier(r.Topic)},
 			classic.StatusOK
 	case *classic.SendMessages:
-		return classicSend(r)
+		return f.classicSend(s, view, r)
 	case *classic.PollMessages:
 		return f.classicPoll(s, view, r)
 	}
@@ -120,11 +121,13 @@ func classicCreateTopic(r *classic.CreateTopic) *wire.CreateTopic {
 	return create
 }
 
-// classicSend turns classic messages into one 0.9 batch record: the same
+// classicSend turns classic messages into a 0.9 batch record: the same
 // ids (a zero id drawn as a UUIDv4, as the 0.8 server did), origin
 // timestamps, payloads and user headers; offsets and the append time are
-// stamped by the partition as for any batch.
-func classicSend(r *classic.SendMessages) (wire.Code, wire.Body, classic.Status) {
+// stamped by the partition as for any batch. A 0.9 record spans at most
+// u32 µs of origin time, so a longer classic batch becomes several records
+// in order, all to the partition the first would go to (prelude).
+func (f *front) classicSend(s *session, view *frontView, r *classic.SendMessages) (wire.Code, wire.Body, classic.Status) {
 	messages := make([]wire.OutgoingMessage, r.Count)
 	for i := range messages {
 		message := r.Message(i)
@@ -137,15 +140,47 @@ func classicSend(r *classic.SendMessages) (wire.Code, wire.Body, classic.Status)
 		messages[i] = wire.OutgoingMessage{ID: wireMessageID(id), OriginTimestamp: message.Header.OriginTimestamp,
 			Payload: message.Payload, UserHeaders: message.UserHeaders}
 	}
-	if err := wire.CheckOutgoing(messages); err != nil {
-		return 0, nil, classic.Status(wire.StatusOf(err))
+	partitioning := wire.Partitioning{Kind: wire.PartitioningKind(r.Partitioning.Kind),
+		PartitionID: r.Partitioning.PartitionID, Key: r.Partitioning.Key}
+	chunks := originChunks(messages)
+	if len(chunks) > 1 && partitioning.Kind == wire.PartitioningBalanced {
+		stream := view.streamOf(wireIdentifier(r.Stream)) // classicMissing found it and its topic
+		partition, _ := f.choosePartition(stream.ID, topicOf(stream, wireIdentifier(r.Topic)), partitioning)
+		partitioning = wire.PartitionID(partition)
 	}
-	batch := make([]byte, wire.BatchBytes(messages))
-	wire.EncodeBatch(batch, messages)
-	return wire.CodeSendMessages, &wire.SendMessages{Stream: wireIdentifier(r.Stream), Topic: wireIdentifier(r.Topic),
-		Partitioning: wire.Partitioning{Kind: wire.PartitioningKind(r.Partitioning.Kind),
-			PartitionID: r.Partitioning.PartitionID, Key: r.Partitioning.Key},
-		MessagesCount: r.Count, Batch: batch}, classic.StatusOK
+	var body *wire.SendMessages
+	for i, chunk := range chunks {
+		if err := wire.CheckOutgoing(chunk); err != nil {
+			s.classic.prelude = s.classic.prelude[:0]
+			return 0, nil, classic.Status(wire.StatusOf(err))
+		}
+		batch := make([]byte, wire.BatchBytes(chunk))
+		wire.EncodeBatch(batch, chunk)
+		body = &wire.SendMessages{Stream: wireIdentifier(r.Stream), Topic: wireIdentifier(r.Topic),
+			Partitioning: partitioning, MessagesCount: uint32(len(chunk)), Batch: batch}
+		if i < len(chunks)-1 {
+			s.classic.prelude = append(s.classic.prelude, classicPrelude{code: wire.CodeSendMessages, body: body})
+		}
+	}
+	return wire.CodeSendMessages, body, classic.StatusOK
+}
+
+// originChunks splits messages, in order, into runs whose origin
+// timestamps span at most u32 µs (one 0.9 record each).
+func originChunks(messages []wire.OutgoingMessage) [][]wire.OutgoingMessage {
+	var chunks [][]wire.OutgoingMessage
+	start := 0
+	low, high := messages[0].OriginTimestamp, messages[0].OriginTimestamp
+	for i := 1; i < len(messages); i++ {
+		origin := messages[i].OriginTimestamp
+		if max(high, origin)-min(low, origin) > math.MaxUint32 {
+			chunks = append(chunks, messages[start:i])
+			start, low, high = i, origin, origin
+			continue
+		}
+		low, high = min(low, origin), max(high, origin)
+	}
+	return append(chunks, messages[start:])
 }
 
 // wireMessageID reads the 16 id bytes as the 0.9 frame stores them.
@@ -195,7 +230,8 @@ func (f *front) classicPoll(s *session, view *frontView, r *classic.PollMessages
 		// polls only what the server picks from its current assignment, so
 		// it is in sync at every poll: the server syncs for it, and what
 		// it lost goes to its new owner now rather than at the timeout.
-		s.classic.syncFirst = groupTarget(r.Stream, r.Topic, r.Consumer.ID)
+		s.classic.prelude = append(s.classic.prelude, classicPrelude{code: wire.CodeSyncConsumerGroup,
+			body: groupTarget(r.Stream, r.Topic, r.Consumer.ID)})
 	}
 	if !r.Partition.Present {
 		if len(member.Partitions) == 0 {

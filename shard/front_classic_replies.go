@@ -13,9 +13,13 @@ import (
 // this runs inside finish.
 func (f *front) classicRelease(s *session, done *pendingReply) {
 	f.shard.Release(done.frame)
-	if s.closed || s.classic.swallow > 0 {
+	cc := s.classic
+	if s.closed || cc.swallow > 0 {
 		if !s.closed {
-			s.classic.swallow-- // a sync run for the member: the poll behind it answers
+			cc.swallow-- // a prelude: the request behind it answers
+			if status := preludeStatus(done.reply); cc.swallowed == classic.StatusOK {
+				cc.swallowed = status
+			}
 		}
 		if done.reply != nil {
 			f.shard.Release(done.reply)
@@ -23,13 +27,17 @@ func (f *front) classicRelease(s *session, done *pendingReply) {
 		return
 	}
 	var reply []byte
-	if done.reply == nil {
+	switch {
+	case done.reply == nil:
 		reply = f.classicBuffer(classic.AppendErrorReply(nil, classic.StatusInvalidCommand))
-	} else {
-		reply = f.classicBuffer(classicReply(s.classic, done.reply))
+	case cc.swallowed != classic.StatusOK:
+		reply = f.classicBuffer(classicError(cc.code, cc.swallowed))
+		f.shard.Release(done.reply)
+	default:
+		reply = f.classicBuffer(classicReply(cc, done.reply))
 		f.shard.Release(done.reply)
 	}
-	cc := s.classic
+	cc.swallowed = classic.StatusOK
 	cc.running = false
 	_ = s.conn.Reply(reply) // a closed connection drops it; OnClose cleans up
 	if len(cc.queue) > 0 {
@@ -38,6 +46,22 @@ func (f *front) classicRelease(s *session, done *pendingReply) {
 			s.conn.Close() // no timer left to run the pipelined request: the peer reconnects
 		}
 	}
+}
+
+// preludeStatus is the refusal a prelude's reply carries, StatusOK for
+// none (a sync answers "not a member" with an empty success).
+func preludeStatus(buf []byte) classic.Status {
+	if buf == nil {
+		return classic.StatusInvalidCommand
+	}
+	reply, _, err := wire.DecodeReply(buf)
+	switch {
+	case err != nil || reply.Command != wire.CommandReply:
+		return classic.StatusError
+	case reply.Header.Status != wire.StatusOK:
+		return classic.Status(reply.Header.Status)
+	}
+	return classic.Status(reply.Result)
 }
 
 // classicReply rewrites a 0.9 reply to the running classic request.

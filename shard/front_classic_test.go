@@ -81,10 +81,14 @@ func TestClassicSendTranslation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, translated, status := classicSend(request.(*classic.SendMessages))
+	f, s := &front{}, &session{classic: &classicConn{}}
+	code, translated, status := f.classicSend(s, nil, request.(*classic.SendMessages))
 	send, ok := translated.(*wire.SendMessages)
 	if code != wire.CodeSendMessages || status != classic.StatusOK || !ok {
 		t.Fatalf("translation: code %v status %v body %T", code, status, translated)
+	}
+	if len(s.classic.prelude) != 0 {
+		t.Fatalf("a batch within u32 µs of origin time is one record, not %d", len(s.classic.prelude)+1)
 	}
 	if send.Stream.ID != 1 || string(send.Topic.Name) != "t" || send.Partitioning.PartitionID != 3 ||
 		send.Partitioning.Kind != wire.PartitioningPartitionID || send.MessagesCount != 2 {
@@ -159,5 +163,60 @@ func TestClassicStatsSemver(t *testing.T) {
 	if stats.ServerSemver != 9012 || stats.ServerVersion != "0.9.12" || len(stats.CacheMetrics) != 1 ||
 		stats.CacheMetrics[0].Hits != 3 {
 		t.Fatalf("stats %+v", stats)
+	}
+}
+
+// TestClassicSendSplit: a classic batch whose origin timestamps span more
+// than a 0.9 record can (u32 µs) becomes several records, in order, to one
+// partition; the leading ones run as preludes.
+func TestClassicSendSplit(t *testing.T) {
+	const hour = 3_600_000_000
+	sent := []classic.OutgoingMessage{
+		{ID: classic.MessageID{1}, OriginTimestamp: 10 * hour, Payload: []byte("a")},
+		{ID: classic.MessageID{2}, OriginTimestamp: 10*hour + 1, Payload: []byte("b")},
+		{ID: classic.MessageID{3}, OriginTimestamp: 12 * hour, Payload: []byte("c")},
+		{ID: classic.MessageID{4}, OriginTimestamp: 11 * hour, Payload: []byte("d")},
+		{ID: classic.MessageID{5}, OriginTimestamp: 1, Payload: []byte("e")},
+	}
+	body, err := classic.AppendSendMessagesBody(nil, classic.NumericIdentifier(0), classic.NumericIdentifier(0),
+		classic.Partitioning{Kind: classic.PartitioningPartitionID, PartitionID: 1}, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request, _, err := classic.DecodeRequest(classic.CodeSendMessages, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, s := &front{}, &session{classic: &classicConn{}}
+	_, last, status := f.classicSend(s, nil, request.(*classic.SendMessages))
+	if status != classic.StatusOK {
+		t.Fatalf("status %v", status)
+	}
+	var records []*wire.SendMessages
+	for _, prelude := range s.classic.prelude {
+		records = append(records, prelude.body.(*wire.SendMessages))
+	}
+	records = append(records, last.(*wire.SendMessages))
+	var payloads string
+	var counts []uint32
+	for _, record := range records {
+		if record.Partitioning.PartitionID != 1 {
+			t.Fatalf("a record goes to partition %d", record.Partitioning.PartitionID)
+		}
+		if _, err := wire.ValidateBatch(record.Batch); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, record.MessagesCount)
+		messages := wire.Messages(record.Batch)
+		for {
+			message, ok := messages.Next()
+			if !ok {
+				break
+			}
+			payloads += string(message.Payload)
+		}
+	}
+	if payloads != "abcde" || len(counts) != 3 || counts[0] != 2 || counts[1] != 2 || counts[2] != 1 {
+		t.Fatalf("records %v carry %q; want [2 2 1] carrying abcde (2 h exceeds u32 µs, 1 h does not)", counts, payloads)
 	}
 }

@@ -393,3 +393,57 @@ func TestClassicGroupHandover(t *testing.T) {
 		}
 	}
 }
+
+// TestClassicLongOriginSpan: a classic batch whose origin timestamps span
+// hours (more than one 0.9 record holds) is stored whole, in order, on
+// one partition even with balanced partitioning, and reads back with
+// every origin timestamp intact from both generations.
+func TestClassicLongOriginSpan(t *testing.T) {
+	s := startServer(t)
+	modern := s.dial(t)
+	legacy := s.dialClassic(t)
+	classicLogin(t, legacy)
+	ctx := ctxTimeout(t)
+	must[classic.StreamEntry](t, "create stream")(legacy.CreateStream(ctx, "span"))
+	must[classic.TopicDetails](t, "create topic")(legacy.CreateTopic(ctx, cid(0), "t", 3,
+		classic.TopicSettings{Compression: classic.CompressionNone}))
+	const hour = 3_600_000_000
+	base := uint64(time.Now().UnixMicro()) - 48*hour
+	var sent []classic.OutgoingMessage
+	for i := range 6 {
+		sent = append(sent, classic.OutgoingMessage{ID: classic.MessageID{byte(i + 1)}, OriginTimestamp: base + uint64(i)*2*hour,
+			Payload: []byte(fmt.Sprintf("m%d", i))})
+	}
+	check(t, "classic send", legacy.SendMessages(ctx, cid(0), cid(0),
+		classic.Partitioning{Kind: classic.PartitioningBalanced}, sent))
+	found := 0
+	for partition := uint32(0); partition < 3; partition++ {
+		polled := pollModern(t, modern, partition, 0, 100)
+		if len(polled) == 0 {
+			continue
+		}
+		found++
+		if len(polled) != len(sent) {
+			t.Fatalf("partition %d holds %d of the batch's %d messages", partition, len(polled), len(sent))
+		}
+		for i, message := range polled {
+			if message.Offset != uint64(i) || message.OriginTimestamp != sent[i].OriginTimestamp ||
+				string(message.Payload) != string(sent[i].Payload) || classicID(message.Header.ID) != sent[i].ID {
+				t.Fatalf("message %d: %+v, want %+v", i, message, sent[i])
+			}
+		}
+		_, back, err := legacy.PollMessages(ctx, classic.PollMessages{
+			Consumer: classic.Consumer{Kind: classic.ConsumerSingle, ID: cid(1)}, Stream: cid(0), Topic: cid(0),
+			Partition: classic.PartitionOf(partition), Strategy: classic.PollingStrategy{Kind: classic.PollingFirst},
+			Count: 100})
+		check(t, "classic poll", err)
+		for i, message := range back {
+			if message.Header.OriginTimestamp != sent[i].OriginTimestamp || message.Header.Offset != uint64(i) {
+				t.Fatalf("classic reads message %d as %+v", i, message.Header)
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("the batch landed on %d partitions, want 1", found)
+	}
+}
