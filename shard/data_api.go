@@ -16,9 +16,6 @@ var (
 	// ErrPartitionNotFound: the owner shard has no such partition (never
 	// created, deleted, or its directory failed to open).
 	ErrPartitionNotFound = errors.New("shard: partition not found")
-	// ErrPartitionExists: Create found the partition already open with a
-	// different configuration.
-	ErrPartitionExists = errors.New("shard: partition already exists")
 	// ErrDataBusy: the partition already parks partitionParkedMax ops
 	// (it is opening, purging or its journal is full); retry later.
 	ErrDataBusy = errors.New("shard: partition busy")
@@ -40,13 +37,11 @@ const (
 	DataFlush
 	DataDeleteSegments
 	DataStats
-	DataCreate      // topic op: create (or open) partitions
-	DataDelete      // topic op: delete partitions for good
-	DataPurge       // topic op: empty partitions, offsets included
-	DataTopicStats  // topic op: Stats of each partition into DataOp.Stats
-	DataStatsAll    // every shard's totals into DataOp.Shards
-	dataKindCount   = iota
-	dataKindInvalid = 0
+	DataCreate     // topic op: create (or open) partitions
+	DataDelete     // topic op: delete partitions for good
+	DataPurge      // topic op: empty partitions, offsets included
+	DataTopicStats // topic op: Stats of each partition into DataOp.Stats
+	DataStatsAll   // every shard's totals into DataOp.Shards
 )
 
 // PartitionConfig is what a partition opens with, from its topic's

@@ -32,6 +32,10 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
+// dataTestCacheBytes is the tests' per-shard cache: enough for what they
+// write, far below the default, because tests start many runtimes.
+const dataTestCacheBytes = 32 << 20
+
 // dataInjectPeriod is how often a test shard looks for injected work.
 const dataInjectPeriod = 100 * time.Microsecond
 
@@ -53,6 +57,9 @@ func startDataWith(t testing.TB, backend string, options DataOptions, onStart fu
 	}
 	if options.Logger == nil {
 		options.Logger = testLogger()
+	}
+	if options.CacheBytes == 0 {
+		options.CacheBytes = dataTestCacheBytes
 	}
 	data, err := NewData(options)
 	if err != nil {
@@ -100,6 +107,9 @@ func (h *dataHarness) stop() {
 	if err := h.rt.Shutdown(ctx); err != nil {
 		h.t.Errorf("shutdown: %v", err)
 	}
+	// t.Cleanup keeps h until the test ends: let the stopped runtime's
+	// memory (caches, partitions) go now, tests restart many times.
+	h.rt, h.data = nil, nil
 }
 
 // on runs fn on shard's thread and waits for it to return.

@@ -73,7 +73,13 @@ func (d *Data) OnStop(sh *Shard) {
 	}
 	if !ds.Drive(closed, dataStopTimeout) {
 		d.logger.Error("shard: partitions not closed at stop", "shard", sh.id)
+		return // what is still in flight keeps its memory
 	}
+	// The cache and the closed partitions' buffers go back to the garbage
+	// collector even while something still holds the Data (a test, a
+	// process restarting its runtime).
+	clear(ds.partitions)
+	ds.cache = nil
 }
 
 func (ds *DataShard) openingCount() int {

@@ -15,8 +15,11 @@ import (
 // partition must hold every message exactly once, at contiguous offsets,
 // with each origin's messages in the order that origin started them.
 func TestDataManyPartitionsConcurrent(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := *dataSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -data.seed=%d)", seed, seed)
 	forEachBackend(t, func(t *testing.T, backend string) {
 		h := startData(t, backend, DataOptions{Directory: t.TempDir()})
 		shards := h.shardCount()

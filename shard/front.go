@@ -27,6 +27,7 @@ type Server struct {
 	clients   clientRegistry
 	sessions  atomic.Uint64
 	startedAt time.Time
+	cpu       cpuSampler
 	fatalOnce sync.Once
 }
 

@@ -167,6 +167,7 @@ func (f *front) getStats(c *call, view *frontView) {
 		ServerVersion: ServerRelease, OSName: runtime.GOOS}
 	f.statsCounts(stats, view)
 	statsHost(stats, f.server.options.DataPath)
+	stats.CPUUsage, stats.TotalCPUUsage = f.server.cpu.usage(time.Now(), f.server.startedAt)
 	c.payload = stats
 }
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/wire"
 )
@@ -49,5 +51,32 @@ func TestViewSharesUnchangedParts(t *testing.T) {
 	fourth := buildView(third, state, groups, viewChange{stream: 0})
 	if fourth.stream(0) != nil || fourth.streamOf(wire.NamedID("bee")) == nil {
 		t.Fatal("a deleted stream is still shown")
+	}
+}
+
+// TestCPUSampler: the process's share agrees with getrusage over the
+// same interval (within /proc's 10 ms tick), the host's is a percentage.
+func TestCPUSampler(t *testing.T) {
+	var sampler cpuSampler
+	started := time.Now()
+	rusage := func() time.Duration {
+		var usage unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_SELF, &usage); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+	}
+	begin := time.Now()
+	sampler.usage(begin, started)
+	cpuBefore := rusage()
+	for time.Since(begin) < 200*time.Millisecond {
+	}
+	cpuAfter := rusage()
+	end := time.Now()
+	process, host := sampler.usage(end, started)
+	want := float64(cpuAfter-cpuBefore) / float64(end.Sub(begin)) * 100
+	slack := float64(3*time.Second/clockTicksPerSecond) / float64(end.Sub(begin)) * 100
+	if float64(process) < want-slack || float64(process) > want+slack || host <= 0 || host > 100 {
+		t.Fatalf("process %.1f%% (getrusage says %.1f%% ± %.1f), host %.1f%%", process, want, slack, host)
 	}
 }

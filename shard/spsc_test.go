@@ -64,12 +64,13 @@ func produce(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bo
 		return
 	}
 	var items [64]uint64
+	idle := 0
 	for next := uint64(0); next < count; {
 		if !batch {
 			if queue.Push(next) {
 				next++
 			} else {
-				runtime.Gosched()
+				backoff(&idle)
 			}
 			continue
 		}
@@ -79,7 +80,7 @@ func produce(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bo
 		}
 		pushed := queue.PushBatch(items[:size])
 		if pushed == 0 {
-			runtime.Gosched()
+			backoff(&idle)
 		}
 		next += uint64(pushed)
 	}
@@ -92,12 +93,13 @@ func consume(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bo
 		t.Fatal(err)
 	}
 	var items [64]uint64
+	idle := 0
 	next := uint64(0)
 	for next < count {
 		if !batch {
 			item, ok := queue.Pop()
 			if !ok {
-				runtime.Gosched()
+				backoff(&idle)
 				continue
 			}
 			if item != next {
@@ -109,7 +111,7 @@ func consume(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bo
 		}
 		popped := queue.PopBatch(items[:])
 		if popped == 0 {
-			runtime.Gosched()
+			backoff(&idle)
 		}
 		for _, item := range items[:popped] {
 			if item != next {
@@ -120,6 +122,15 @@ func consume(t testing.TB, queue *Queue[uint64], cpu int, count uint64, batch bo
 		}
 	}
 	return next
+}
+
+// backoff retries at once a few times (the other side, on its own CPU, is
+// about to move), then yields, which also keeps a single-CPU run going.
+func backoff(idle *int) {
+	*idle++
+	if *idle%128 == 0 {
+		runtime.Gosched()
+	}
 }
 
 // TestQueueFullAppliesBackpressure checks that a full queue refuses items

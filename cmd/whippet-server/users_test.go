@@ -47,7 +47,8 @@ func TestSystemCommands(t *testing.T) {
 	must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(1), messages("m", 3)))
 	stats := must[*wire.Stats](t, "stats")(c.GetStats(ctx))
 	if stats.StreamsCount != 1 || stats.TopicsCount != 1 || stats.PartitionsCount != 2 || stats.ClientsCount != 2 ||
-		stats.MessagesCount != 3 || stats.ProcessID == 0 || stats.ThreadsCount < 2 || stats.MemoryUsage == 0 {
+		stats.MessagesCount != 3 || stats.ProcessID == 0 || stats.ThreadsCount < 2 || stats.MemoryUsage == 0 ||
+		stats.CPUUsage < 0 || stats.TotalCPUUsage <= 0 || stats.TotalCPUUsage > 100 {
 		t.Fatalf("stats %+v", stats)
 	}
 	specs := must[wire.OptionSpecs](t, "describe")(c.DescribeOptions(ctx, wire.ScopeTopic))
