@@ -20,6 +20,13 @@ func TestClassicSystemCommands(t *testing.T) {
 		len(cluster.Nodes) == 0 {
 		t.Fatalf("cluster metadata %+v found %v err %v", cluster, found, err)
 	}
+	// The classic Go SDK rejects a node with role > 1 or status 5 (§10 #12);
+	// a single node must read as the healthy leader at our address.
+	node := cluster.Nodes[0]
+	if len(cluster.Nodes) != 1 || node.Role != classic.NodeRoleLeader || node.Status != classic.NodeStatusHealthy ||
+		node.TCP == 0 {
+		t.Fatalf("cluster nodes %+v, want one healthy leader", cluster.Nodes)
+	}
 	var me classic.ClientDetails
 	if found, err := legacy.Call(ctx, classic.GetMe{}, &me); err != nil || !found || me.Client.UserID != 0 ||
 		me.Client.Transport != classic.TransportTCP {
