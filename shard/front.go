@@ -278,6 +278,9 @@ func (f *front) OnClose(conn *Conn, err error) {
 		f.shard.Release(frame)
 	}
 	s.order.queue = nil
+	if s.classic != nil {
+		f.classicClosed(s)
+	}
 	f.endSession(s)
 	f.server.clients.remove(s.id)
 	for i, other := range f.sessions {

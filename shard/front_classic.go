@@ -305,3 +305,13 @@ func (f *front) classicStale(s *session) {
 	s.classic.stale = true
 	f.endSession(s)
 }
+
+// classicClosed returns the frames a closed classic session will never
+// run to the shard's pool.
+func (f *front) classicClosed(s *session) {
+	for i, frame := range s.classic.queue {
+		f.shard.Release(frame)
+		s.classic.queue[i] = nil
+	}
+	s.classic.queue = s.classic.queue[:0]
+}
