@@ -139,13 +139,16 @@ type classicConn struct {
 	request uint64
 	// prelude holds 0.9 requests to run before the one a classic request
 	// was translated into: a sync for a group member (classicPoll), the
-	// leading parts of a split send (classicSend). swallow counts queued
-	// preludes whose replies no classic request waits for; a refusal among
-	// them (swallowed) answers the classic request in place of its last
-	// reply.
+	// leading parts of a split send (classicSend). pending counts the 0.9
+	// requests of the running classic request not yet released: while
+	// more than one is, the released one is a prelude, whose refusal
+	// (swallowed) answers the classic request in place of its last reply.
+	// answered: the classic request was answered before all of them were
+	// released (an eviction).
 	prelude   []classicPrelude
-	swallow   int
+	pending   int
 	swallowed classic.Status
+	answered  bool
 	// closing: the reply being sent is the last one (a refused oversize
 	// body, a stale client); the connection drains after it.
 	closing bool
@@ -275,8 +278,8 @@ func (f *front) classicForward(s *session, request classic.DecodableRequest) {
 		return
 	}
 	cc := s.classic
+	cc.pending = len(cc.prelude) + 1
 	for i, prelude := range cc.prelude {
-		cc.swallow++
 		f.classicEnqueue(s, prelude.code, prelude.body)
 		cc.prelude[i] = classicPrelude{}
 	}

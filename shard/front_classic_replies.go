@@ -3,44 +3,59 @@ package shard
 import (
 	"time"
 
+	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
 	"github.com/whippetio/whippet/wire/classic"
 )
 
 // classicRelease answers a classic request whose 0.9 form finished: the
 // 0.9 reply becomes the classic one (release calls it for classic
-// sessions). The next queued classic frame starts on a later turn, since
-// this runs inside finish.
+// sessions, in order). The replies of preludes are only checked for a
+// refusal. A session evicted meanwhile (its user logged out under it)
+// drops what is still queued and answers 40 at once. The next queued
+// classic frame starts on a later turn, since this runs inside finish.
 func (f *front) classicRelease(s *session, done *pendingReply) {
 	f.shard.Release(done.frame)
 	cc := s.classic
-	if s.closed || cc.swallow > 0 {
-		if !s.closed {
-			cc.swallow-- // a prelude: the request behind it answers
-			if status := preludeStatus(done.reply); cc.swallowed == classic.StatusOK {
-				cc.swallowed = status
-			}
-		}
-		if done.reply != nil {
-			f.shard.Release(done.reply)
-		}
-		return
-	}
-	var reply []byte
+	cc.pending--
+	invariant.Assert(cc.pending >= 0, "front: a classic session releases only the requests it queued")
+	reply := done.reply
 	switch {
-	case done.reply == nil:
-		reply = f.classicBuffer(classic.AppendErrorReply(nil, classic.StatusInvalidCommand))
+	case s.closed || cc.answered:
+		cc.answered = cc.answered && cc.pending > 0
+	case s.evicted:
+		for i, frame := range s.order.queue {
+			f.shard.Release(frame) // never delivered: no in-flight slot to free
+			s.order.queue[i] = nil
+			cc.pending--
+		}
+		s.order.queue = s.order.queue[:0]
+		cc.answered = cc.pending > 0
+		f.classicReplied(s, f.classicBuffer(classic.AppendErrorReply(nil, classic.StatusUnauthenticated)))
+	case cc.pending > 0: // a prelude
+		if status := preludeStatus(reply); cc.swallowed == classic.StatusOK {
+			cc.swallowed = status
+		}
+	case reply == nil:
+		f.classicReplied(s, f.classicBuffer(classic.AppendErrorReply(nil, classic.StatusInvalidCommand)))
 	case cc.swallowed != classic.StatusOK:
-		reply = f.classicBuffer(classicError(cc.code, cc.swallowed))
-		f.shard.Release(done.reply)
+		f.classicReplied(s, f.classicBuffer(classicError(cc.code, cc.swallowed)))
 	default:
-		reply = f.classicBuffer(classicReply(cc, done.reply))
-		f.shard.Release(done.reply)
+		f.classicReplied(s, f.classicBuffer(classicReply(cc, reply)))
 	}
+	if reply != nil {
+		f.shard.Release(reply)
+	}
+}
+
+// classicReplied sends the reply to the running classic request from
+// within finish, and schedules the next queued one.
+func (f *front) classicReplied(s *session, reply []byte) {
+	cc := s.classic
 	cc.swallowed = classic.StatusOK
 	cc.running = false
 	_ = s.conn.Reply(reply) // a closed connection drops it; OnClose cleans up
-	if len(cc.queue) > 0 {
+	if len(cc.queue) > 0 && !s.evicted {
 		_, err := f.shard.After(0, func(time.Time) { f.runClassic(s) })
 		if err != nil {
 			s.conn.Close() // no timer left to run the pipelined request: the peer reconnects

@@ -151,6 +151,12 @@ func TestClassicUsersAndTokens(t *testing.T) {
 	}
 	_, err = legacy.Do(ctx, classic.UpdateUser{User: classic.NamedIdentifier("alice"), Status: classic.UserInactive})
 	check(t, "deactivate alice", err)
+	// Deactivation logs alice's sessions out: her classic connections stay
+	// open and get 40 until they log in again.
+	var streams classic.StreamList
+	_, err = second.Call(ctx, classic.GetStreams{}, &streams)
+	wantClassicStatus(t, "a session of a deactivated user", err, classic.StatusUnauthenticated)
+	check(t, "ping on the logged-out connection", second.Ping(ctx))
 	_, err = s.dialClassic(t).Login(ctx, "alice", "secret-2")
 	wantClassicStatus(t, "an inactive user", err, classic.StatusUserInactive)
 	var missing classic.UserDetails
