@@ -74,3 +74,47 @@ func BenchmarkDataRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDataPoll measures polls of one 1000-message batch of
+// 1000-byte payloads (about 1 MB) served from the shard's cache into the
+// origin's reply buffer, local or across the SPSC queues, one in flight.
+// MB/s counts the records appended to the reply.
+func BenchmarkDataPoll(b *testing.B) {
+	batch := testBatch(0, 1000, 1000)
+	for _, backend := range backends {
+		for _, placement := range []string{"local", "cross"} {
+			b.Run(backend+"/"+placement, func(b *testing.B) {
+				if backend == BackendIOURing {
+					if err := uringAvailable(); err != nil {
+						b.Skipf("io_uring unavailable: %v", err)
+					}
+				}
+				h := startData(b, backend, DataOptions{Directory: b.TempDir(), CacheBytes: 64 << 20})
+				owner := 0
+				if placement == "cross" {
+					if h.shardCount() < 2 {
+						b.Skip("one CPU allowed: no peer shard")
+					}
+					owner = 1
+				}
+				key := keysOwnedBy(1, 0, owner, h.shardCount(), 1)[0]
+				h.create(key, 1, PartitionConfig{Durability: engine.DurabilityWritten})
+				for range 8 {
+					if result := h.append(0, key, batch); result.Err != nil {
+						b.Fatal(result.Err)
+					}
+				}
+				out := make([]byte, 0, 2*len(batch))
+				b.SetBytes(int64(len(batch)))
+				b.ReportAllocs()
+				err := h.drive(0, 1, b.Loop, func(ds *DataShard, op *DataOp) {
+					op.Key, op.Strategy, op.Value, op.Count, op.Out = key, engine.PollOffset, 7000, 1000, out[:0]
+					ds.Poll(op)
+				}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
