@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,11 @@ func (s *Server) Addr() net.Addr { return s.runtime.Addr() }
 // RunUntilSignal serves until SIGINT or SIGTERM, then shuts down
 // gracefully (Runtime.RunUntilSignal).
 func (s *Server) RunUntilSignal(grace time.Duration) error { return s.runtime.RunUntilSignal(grace) }
+
+// RunUntil serves until a signal arrives on signals (Runtime.RunUntil).
+func (s *Server) RunUntil(signals <-chan os.Signal, grace time.Duration) error {
+	return s.runtime.RunUntil(signals, grace)
+}
 
 // Shutdown stops the server gracefully (Runtime.Shutdown).
 func (s *Server) Shutdown(ctx context.Context) error { return s.runtime.Shutdown(ctx) }
