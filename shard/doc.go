@@ -28,7 +28,10 @@
 //     when it runs dry), zero-copy sends of buffers from Shard.Buffer (ring
 //     pools mapped outside the Go heap; other slices bounce through one),
 //     the rest of a large frame received straight into its pooled buffer
-//     (RECV with MSG_WAITALL, one completion, no copy), MSG_RING between
+//     (RECV with MSG_WAITALL, one completion, no copy; after a large frame
+//     the next head comes from one single-shot buffer-select receive, so
+//     the switch needs no cancel, during which a multishot receive would
+//     copy the whole frame out of the buffer ring), MSG_RING between
 //     shards and an eventfd read for other threads;
 //   - epoll (epoll*.go): level-triggered epoll, nonblocking socket
 //     syscalls, synchronous file syscalls completed at the next Wait.
@@ -95,10 +98,10 @@
 //     the kernel still works for its old owner.
 //  6. A connection has at most one send in flight; its sends go out in
 //     queue order, each resumed after a partial send.
-//  7. A connection has at most one receive armed: multishot Recv, or
-//     RecvInto straight into the frame being assembled once at least
-//     directRecvBytesMin of it is missing and the backend can lend its
-//     buffer as is; switching cancels the multishot receive and waits
+//  7. A connection has at most one receive armed: multishot Recv,
+//     RecvOnce, or RecvInto straight into the frame being assembled once
+//     at least directRecvBytesMin of it is missing and the backend can
+//     lend its buffer as is; switching cancels the multishot receive and waits
 //     for its final completion, so bytes never arrive out of order.
 //  8. In-flight frames per connection never exceed inflightRequestsMax: at
 //     the limit reading pauses (recv cancelled, bytes already received
