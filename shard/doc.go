@@ -45,6 +45,21 @@
 // 10 ms). Start therefore raises GOMAXPROCS by the shard count while the
 // runtime runs, so goroutines outside the shards always find a P.
 //
+// The same held P explains why a goroutine locked to its thread
+// (runtime.LockOSThread) that waits on Go's network poller in this
+// process, beside sleeping shards, sees its wake-ups late: round trips of
+// 5–8 ms at the median instead of 0.6 ms, measured with a pinned echo
+// client against a shard on another CPU. A locked goroutine that parks
+// hands its P off without polling; the runtime starts an M to poll the
+// network only when it hands off the last running P, and a P held in a
+// syscall counts as running. So nothing polls until sysmon does (every
+// 10 ms when idle) or retakes a P that sat in a syscall for 10 ms. It is
+// not CPU contention: the shard and the client were on different CPUs,
+// and a net-package server pinned the same way kept 0.6–0.8 ms. Unlocked
+// goroutines are unaffected (the M that parks one polls itself), and the
+// broker's clients are other processes; so pin no goroutine that waits on
+// net in a process running shards, and benchmarks leave clients unpinned.
+//
 // # Accepting: one listener, least-loaded handover
 //
 // Shard 0 owns the only listening socket and hands each accepted fd, over
