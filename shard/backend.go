@@ -77,6 +77,10 @@ type Backend interface {
 	Alloc(size int) []byte
 	// Free gives back a buffer from Alloc; others are left to the GC.
 	Free(buf []byte)
+	// Trim gives back the memory of free buffers from Alloc (io_uring:
+	// their pages, which fault in again on next use; epoll: the pooled
+	// slices, to the GC). Buffers held or lent are untouched.
+	Trim()
 	// Direct reports whether the backend does I/O on buf itself, without
 	// a bounce copy (io_uring: buf came from Alloc's pools).
 	Direct(buf []byte) bool

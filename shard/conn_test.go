@@ -34,6 +34,7 @@ func (f *fakeBackend) Close() error                                  { return ni
 func (f *fakeBackend) Alloc(size int) []byte                         { return f.pool.get(size) }
 func (f *fakeBackend) Free(buf []byte)                               { f.pool.put(buf) }
 func (f *fakeBackend) Direct([]byte) bool                            { return true }
+func (f *fakeBackend) Trim()                                         {}
 
 func (f *fakeBackend) RecvOnce(_ int, token uint64) error {
 	f.onces = append(f.onces, token)

@@ -60,6 +60,17 @@
 // broker's clients are other processes; so pin no goroutine that waits on
 // net in a process running shards, and benchmarks leave clients unpinned.
 //
+// # Memory
+//
+// Buffers come from ring pools mapped outside the Go heap and faulted in on
+// first touch, so a size class costs what its busiest moment used. A shard
+// that goes idleTrimDelay without a completion gives its free buffers'
+// pages back (Backend.Trim, trim.go); when every shard idles, shard 0 also
+// returns the Go heap's free pages (debug.FreeOSMemory), which the
+// scavenger keeps while large long-lived allocations hold the heap goal
+// up. Measured on an idle whippet-server with two shards: 71 MB RSS with
+// populated pools, 30 MB lazy, 11 MB with the idle trim.
+//
 // # Accepting: one listener, least-loaded handover
 //
 // Shard 0 owns the only listening socket and hands each accepted fd, over

@@ -84,6 +84,8 @@ func (b *epollBackend) Alloc(size int) []byte { return b.buffers.get(size) }
 
 func (b *epollBackend) Free(buf []byte) { b.buffers.put(buf) }
 
+func (b *epollBackend) Trim() { b.buffers = pool{} }
+
 func (b *epollBackend) Direct([]byte) bool { return true }
 
 func (b *epollBackend) slot(fd int) *epollFD {

@@ -15,6 +15,7 @@ type Stats struct {
 	RecvsInto    uint64 // receives straight into a large frame's buffer
 	Pauses       uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
+	Trims        uint64 // idle stretches in which the shard gave back free buffers' memory
 }
 
 // stats is Stats with atomic fields. Only the owning thread writes, so
@@ -22,7 +23,7 @@ type Stats struct {
 type stats struct {
 	connsAdopted, connsClosed, framesIn, bytesIn atomic.Uint64
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
-	recvsInto, bytesDirect                       atomic.Uint64
+	recvsInto, bytesDirect, trims                atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -36,5 +37,6 @@ func (sh *Shard) Stats() Stats {
 		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
 		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
+		Trims: s.trims.Load(),
 	}
 }

@@ -126,6 +126,8 @@ func (b *uringBackend) Alloc(size int) []byte { return b.memory.alloc(size) }
 
 func (b *uringBackend) Free(buf []byte) { b.memory.free(buf) }
 
+func (b *uringBackend) Trim() { b.memory.trim() }
+
 func (b *uringBackend) Direct(buf []byte) bool {
 	_, _, ok := b.memory.find(buf)
 	return ok

@@ -125,6 +125,14 @@ func (m *uringMemory) free(bytes []byte) {
 	}
 }
 
+func (m *uringMemory) trim() {
+	for i := range m.classes {
+		if pool := m.classes[i].pool; pool != nil {
+			pool.Trim()
+		}
+	}
+}
+
 func (m *uringMemory) close() {
 	for i := range m.classes {
 		if pool := m.classes[i].pool; pool != nil && pool.LentCount() == 0 {
