@@ -45,19 +45,27 @@
 // 10 ms). Start therefore raises GOMAXPROCS by the shard count while the
 // runtime runs, so goroutines outside the shards always find a P.
 //
-// The same held P explains why a goroutine locked to its thread
-// (runtime.LockOSThread) that waits on Go's network poller in this
-// process, beside sleeping shards, sees its wake-ups late: round trips of
-// 5–8 ms at the median instead of 0.6 ms, measured with a pinned echo
-// client against a shard on another CPU. A locked goroutine that parks
-// hands its P off without polling; the runtime starts an M to poll the
-// network only when it hands off the last running P, and a P held in a
-// syscall counts as running. So nothing polls until sysmon does (every
-// 10 ms when idle) or retakes a P that sat in a syscall for 10 ms. It is
-// not CPU contention: the shard and the client were on different CPUs,
-// and a net-package server pinned the same way kept 0.6–0.8 ms. Unlocked
-// goroutines are unaffected (the M that parks one polls itself), and the
-// broker's clients are other processes; so pin no goroutine that waits on
+// A shard is one thread however many connections it serves. On a CPU
+// shared with other busy threads the kernel's fair scheduler gives it one
+// thread's share, while a goroutine-per-connection server pinned to the
+// same CPU gets one share per connection: with a load average of 6 on 2
+// CPUs, one shard serving two 1 MiB echo connections on CPU 0 ran at
+// 0.5–0.6× a net server whose two connection threads were pinned there,
+// and at 1.1× with one connection each. Give shards CPUs of their own.
+//
+// The P a sleeping shard holds also explains why a goroutine locked to
+// its thread (runtime.LockOSThread) that waits on Go's network poller in
+// this process sees its wake-ups late: round trips of 5–8 ms at the
+// median instead of 0.6 ms, measured with a pinned echo client against a
+// shard on another CPU. A locked goroutine that parks hands its P off
+// without polling; the runtime starts an M to poll the network only when
+// it hands off the last running P, and a P held in a syscall counts as
+// running. So nothing polls until sysmon does (every 10 ms when idle) or
+// retakes a P that sat in a syscall for 10 ms. It is not CPU contention:
+// the shard and the client were on different CPUs, and a net-package
+// server pinned the same way kept 0.6–0.8 ms. Unlocked goroutines are
+// unaffected (the M that parks one polls itself), and the broker's
+// clients are other processes; so pin no goroutine that waits on
 // net in a process running shards, and benchmarks leave clients unpinned.
 //
 // # Memory
