@@ -44,6 +44,8 @@ type Shard struct {
 	handler Handler
 	timers  timers
 	stats   stats
+	// fileLatency times file ops (external_fileops.go).
+	fileLatency fileLatency
 
 	inbox  []*Queue[envelope] // inbox[peer]: peer → this shard
 	outbox []*Queue[envelope] // outbox[peer]: this shard → peer

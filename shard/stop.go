@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"time"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -93,10 +95,14 @@ type FileOp struct {
 	buf    []byte // keeps the buffer reachable while the kernel holds it
 	slot   uint32
 	gen    uint32
+	// kind and started feed the shard's file latency table.
+	kind    FileOpKind
+	started time.Time
 }
 
 // ReadAt reads into a prefix of buf from fd at position.
 func (sh *Shard) ReadAt(fd int, buf []byte, position int64, op *FileOp) error {
+	op.kind = FileRead
 	token, err := sh.startFileOp(op, buf)
 	if err != nil {
 		return err
@@ -106,6 +112,7 @@ func (sh *Shard) ReadAt(fd int, buf []byte, position int64, op *FileOp) error {
 
 // WriteAt writes a prefix of buf to fd at position.
 func (sh *Shard) WriteAt(fd int, buf []byte, position int64, op *FileOp) error {
+	op.kind = FileWrite
 	token, err := sh.startFileOp(op, buf)
 	if err != nil {
 		return err
@@ -116,6 +123,7 @@ func (sh *Shard) WriteAt(fd int, buf []byte, position int64, op *FileOp) error {
 // Fsync flushes fd's data and metadata. A failed fsync must not be
 // retried: the kernel may have dropped the pages it could not write.
 func (sh *Shard) Fsync(fd int, op *FileOp) error {
+	op.kind = FileFsync
 	token, err := sh.startFileOp(op, nil)
 	if err != nil {
 		return err
@@ -129,6 +137,7 @@ func (sh *Shard) startFileOp(op *FileOp, buf []byte) (uint64, error) {
 		return 0, ErrFileOpsFull
 	}
 	op.buf, op.Result, op.Err = buf, 0, nil
+	op.started = time.Now()
 	if last := len(sh.fileOpsFree) - 1; last >= 0 {
 		op.slot = sh.fileOpsFree[last]
 		sh.fileOpsFree = sh.fileOpsFree[:last]
@@ -148,6 +157,7 @@ func (sh *Shard) onFileDone(slot uint32, completion Completion) {
 	sh.fileOps[slot] = nil
 	sh.fileOpsFree = append(sh.fileOpsFree, slot)
 	op.buf = nil
+	sh.fileLatency.observe(op.kind, time.Since(op.started))
 	op.Result = completion.Result
 	if completion.Errno != 0 {
 		op.Err = completion.Errno

@@ -92,3 +92,30 @@ func (c *latencyCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstHistogram(descRequestLatency, cumulative, float64(sum.sum)/1e9, buckets, name)
 	}
 }
+
+var descFileLatency = prometheus.NewDesc("whippet_file_op_duration_seconds",
+	"Segment file op latency by kind (write: the append path's disk time; fsync: its durability wait), submit to completion.",
+	[]string{"shard", "op"}, nil)
+
+// fileCollector exports each shard's file op latency histograms.
+type fileCollector struct {
+	shards []*shard.Shard
+}
+
+func (c *fileCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descFileLatency }
+
+func (c *fileCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, sh := range c.shards {
+		for _, entry := range sh.FileLatencies() {
+			buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
+			cumulative := uint64(0)
+			for i := range shard.LatencyBucketCount - 1 {
+				cumulative += entry.Counts[i]
+				buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
+			}
+			cumulative += entry.Counts[shard.LatencyBucketCount-1]
+			ch <- prometheus.MustNewConstHistogram(descFileLatency, cumulative, float64(entry.SumNanos)/1e9, buckets,
+				strconv.Itoa(sh.ID()), entry.Kind.String())
+		}
+	}
+}

@@ -70,7 +70,8 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, target 
 		gateway.metrics = newMetrics(func(ctx context.Context) (*client.Client, error) {
 			return f.adminClient(ctx, target, root)
 		})
-		gateway.metrics.registry.MustRegister(&shardCollector{shards: server.Runtime().Shards()}, &latencyCollector{server: server})
+		gateway.metrics.registry.MustRegister(&shardCollector{shards: server.Runtime().Shards()}, &latencyCollector{server: server},
+			&fileCollector{shards: server.Runtime().Shards()})
 		mux := http.NewServeMux()
 		mux.Handle("GET "+config.HTTP.Metrics.Endpoint, promhttp.HandlerFor(gateway.metrics.registry, promhttp.HandlerOpts{}))
 		mux.Handle("/", handler)

@@ -36,6 +36,8 @@ func TestMetricsScrape(t *testing.T) {
 		t.Fatalf("lag seconds of an empty partition: %v", got)
 	}
 
+	writesBefore := fileOps(families, "write")
+	fsyncsBefore := fileOps(families, "fsync")
 	before := time.Now()
 	var batch []map[string]string
 	for range 5 {
@@ -73,6 +75,11 @@ func TestMetricsScrape(t *testing.T) {
 		t.Fatalf("send requests counted: %v", got)
 	}
 
+	// system.topic.durability defaults to persisted: a send writes and
+	// fsyncs its segment before it is acknowledged.
+	if writes, fsyncs := fileOps(families, "write"), fileOps(families, "fsync"); writes <= writesBefore || fsyncs <= fsyncsBefore {
+		t.Fatalf("file ops after a send: writes %v→%v, fsyncs %v→%v", writesBefore, writes, fsyncsBefore, fsyncs)
+	}
 	if got := value(t, families, "whippet_request_duration_seconds", map[string]string{"command": "SendMessages"}); got != 1 {
 		t.Fatalf("SendMessages requests timed by the shards: %v", got)
 	}
@@ -173,4 +180,17 @@ func dump(t *testing.T, a *api) string {
 		return err.Error()
 	}
 	return string(raw)
+}
+
+// fileOps sums the file op histogram counts of kind over the shards.
+func fileOps(families map[string]*dto.MetricFamily, kind string) uint64 {
+	total := uint64(0)
+	for _, metric := range families["whippet_file_op_duration_seconds"].GetMetric() {
+		for _, pair := range metric.GetLabel() {
+			if pair.GetName() == "op" && pair.GetValue() == kind {
+				total += metric.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return total
 }

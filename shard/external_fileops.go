@@ -1,0 +1,70 @@
+package shard
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// FileOpKind names what a FileOp did, for its latency histogram.
+type FileOpKind uint8
+
+// File op kinds.
+const (
+	FileRead FileOpKind = iota
+	FileWrite
+	FileFsync
+	fileOpKindCount
+)
+
+// String is the kind's metric label.
+func (k FileOpKind) String() string {
+	switch k {
+	case FileRead:
+		return "read"
+	case FileWrite:
+		return "write"
+	case FileFsync:
+		return "fsync"
+	}
+	return "unknown"
+}
+
+// fileLatency is a shard's file op latency table: per kind, the
+// LatencyBucketCount buckets of RequestLatency and a sum. Only the
+// shard's thread writes.
+type fileLatency struct {
+	counts [fileOpKindCount][LatencyBucketCount]atomic.Uint64
+	sums   [fileOpKindCount]atomic.Uint64
+}
+
+func (l *fileLatency) observe(kind FileOpKind, elapsed time.Duration) {
+	elapsed = max(elapsed, 0)
+	bucket := min(bits.Len64(uint64(elapsed/time.Microsecond)), LatencyBucketCount-1)
+	counter := &l.counts[kind][bucket]
+	counter.Store(counter.Load() + 1)
+	l.sums[kind].Store(l.sums[kind].Load() + uint64(elapsed))
+}
+
+// FileLatency is one shard's histogram of one kind of file op, from
+// submission to completion: segment writes are the append path's disk
+// time, fsyncs its durability wait.
+type FileLatency struct {
+	Kind     FileOpKind
+	Counts   [LatencyBucketCount]uint64 // per bucket, not cumulative
+	SumNanos uint64
+}
+
+// FileLatencies returns the shard's file op histograms, one per kind;
+// safe from any goroutine.
+func (sh *Shard) FileLatencies() []FileLatency {
+	out := make([]FileLatency, fileOpKindCount)
+	for kind := range fileOpKindCount {
+		out[kind].Kind = kind
+		out[kind].SumNanos = sh.fileLatency.sums[kind].Load()
+		for bucket := range out[kind].Counts {
+			out[kind].Counts[bucket] = sh.fileLatency.counts[kind][bucket].Load()
+		}
+	}
+	return out
+}
