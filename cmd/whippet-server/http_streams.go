@@ -127,14 +127,13 @@ func (g *gateway) topicRoutes(mux *http.ServeMux) {
 		return topicDetailsJSON(details), nil
 	})
 	g.handle(mux, "PUT "+topic, func(w http.ResponseWriter, r *http.Request, ctx context.Context, c *client.Client) (any, error) {
-		var body struct {
-			Name string `json:"name"`
-		}
+		var body topicBody
 		if err := decode(w, r, &body); err != nil {
 			return nil, err
 		}
 		stream, topic := streamTopic(r)
-		return nil, c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: stream, Topic: topic, Name: body.Name})
+		return nil, c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: stream, Topic: topic, Name: body.Name,
+			Options: body.options()})
 	})
 	g.handle(mux, "DELETE "+topic, func(w http.ResponseWriter, r *http.Request, ctx context.Context, c *client.Client) (any, error) {
 		stream, topic := streamTopic(r)
@@ -152,16 +151,37 @@ func streamTopic(r *http.Request) (wire.Identifier, wire.Identifier) {
 	return identifier(r.PathValue("stream_id")), identifier(r.PathValue("topic_id"))
 }
 
-func (g *gateway) createTopic(w http.ResponseWriter, r *http.Request, ctx context.Context, c *client.Client) (any, error) {
-	var body struct {
-		Name            string `json:"name"`
-		PartitionsCount uint32 `json:"partitions_count"`
+// topicBody is a create or update topic body: Iggy's settings, which
+// travel to the server as topic options (0 or absent: the default).
+type topicBody struct {
+	Name            string  `json:"name"`
+	PartitionsCount uint32  `json:"partitions_count"`
+	Compression     *string `json:"compression_algorithm"`
+	MessageExpiry   *uint64 `json:"message_expiry"`
+	MaxTopicSize    *uint64 `json:"max_topic_size"`
+}
+
+func (b *topicBody) options() wire.Headers {
+	var options wire.Headers
+	if b.Compression != nil {
+		options = append(options, wire.StringHeader(wire.OptionCompressionAlgorithm, *b.Compression))
 	}
+	if b.MessageExpiry != nil && *b.MessageExpiry != 0 {
+		options = append(options, wire.Uint64Header(wire.OptionMessageExpiry, *b.MessageExpiry))
+	}
+	if b.MaxTopicSize != nil && *b.MaxTopicSize != 0 {
+		options = append(options, wire.Uint64Header(wire.OptionMaxTopicSize, *b.MaxTopicSize))
+	}
+	return options
+}
+
+func (g *gateway) createTopic(w http.ResponseWriter, r *http.Request, ctx context.Context, c *client.Client) (any, error) {
+	var body topicBody
 	if err := decode(w, r, &body); err != nil {
 		return nil, err
 	}
 	details, err := c.CreateTopic(ctx, &wire.CreateTopic{Stream: identifier(r.PathValue("stream_id")),
-		PartitionsCount: body.PartitionsCount, Name: body.Name})
+		PartitionsCount: body.PartitionsCount, Name: body.Name, Options: body.options()})
 	if err != nil {
 		return nil, err
 	}

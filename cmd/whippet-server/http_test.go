@@ -154,10 +154,17 @@ func TestHTTPStreamsTopicsPartitions(t *testing.T) {
 	root.want(http.StatusNoContent, "PUT", "/streams/orders", map[string]string{"name": "sales"})
 	root.want(http.StatusOK, "GET", "/streams/sales", nil)
 
-	topic := root.want(http.StatusCreated, "POST", "/streams/sales/topics", map[string]any{"name": "eu", "partitions_count": 2})
+	topic := root.want(http.StatusCreated, "POST", "/streams/sales/topics", map[string]any{"name": "eu", "partitions_count": 2,
+		"message_expiry": 60_000_000, "max_topic_size": 1 << 30, "compression_algorithm": "gzip"})
 	if parts := field(t, topic, "partitions").([]any); len(parts) != 2 || field(t, topic, "partitions_count") != 2.0 {
 		t.Fatalf("created topic %v", topic)
 	}
+	if field(t, topic, "message_expiry") != 60_000_000.0 || field(t, topic, "max_topic_size") != float64(1<<30) ||
+		field(t, topic, "compression_algorithm") != "gzip" {
+		t.Fatalf("created topic settings %v", topic)
+	}
+	root.wantError(http.StatusBadRequest, 4042, "invalid_option_value", "POST", "/streams/sales/topics",
+		map[string]any{"name": "bad", "partitions_count": 1, "compression_algorithm": "lz77"})
 	root.want(http.StatusNoContent, "POST", "/streams/sales/topics/eu/partitions", map[string]any{"partitions_count": 3})
 	if got := field(t, root.want(http.StatusOK, "GET", "/streams/sales/topics/eu", nil), "partitions_count"); got != 5.0 {
 		t.Fatalf("partitions after adding 3: %v", got)
