@@ -37,7 +37,16 @@ type HTTP struct {
 	Address        string  `toml:"address"`
 	MaxRequestSize Size    `toml:"max_request_size"`
 	Metrics        Metrics `toml:"metrics"`
+	JWT            JWT     `toml:"jwt"`
 	TLS            TLS     `toml:"tls"`
+}
+
+// JWT signs the HTTP API's login tokens (HS256).
+type JWT struct {
+	// EncodingSecret is the signing key; empty draws a random one at each
+	// start, so tokens do not survive a restart.
+	EncodingSecret    string   `toml:"encoding_secret"`
+	AccessTokenExpiry Duration `toml:"access_token_expiry"`
 }
 
 // Metrics is the Prometheus endpoint.

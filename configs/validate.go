@@ -70,6 +70,12 @@ func (c *Config) validateHTTP() error {
 	if h.Metrics.Enabled && !strings.HasPrefix(h.Metrics.Endpoint, "/") {
 		return invalid("http.metrics.endpoint", "%q must start with /", h.Metrics.Endpoint)
 	}
+	if h.JWT.AccessTokenExpiry <= 0 {
+		return invalid("http.jwt.access_token_expiry", "must be above zero")
+	}
+	if secret := h.JWT.EncodingSecret; secret != "" && len(secret) < 16 {
+		return invalid("http.jwt.encoding_secret", "must be empty (random per start) or at least 16 bytes")
+	}
 	return checkTLS("http.tls", h.TLS)
 }
 

@@ -31,8 +31,6 @@ const (
 	// httpSessionsMax bounds logged-in HTTP sessions (tokens and basic-auth
 	// credentials); a login past it is refused with 503, never evicted.
 	httpSessionsMax = 4096
-	// httpTokenLifetime is how long a login token stays valid.
-	httpTokenLifetime = 15 * time.Minute
 	// httpRequestTimeout bounds one request's round trip into the shards.
 	httpRequestTimeout = 30 * time.Second
 	// httpPollCountMax bounds messages one GET of messages returns.
@@ -44,6 +42,7 @@ type gateway struct {
 	address  string // the TCP listener the gateway's clients dial
 	secret   []byte // HS256 key of login tokens
 	bodyMax  int64
+	lifetime time.Duration // of a login token (http.jwt.access_token_expiry)
 	logger   *slog.Logger
 	metrics  *metrics
 	mu       sync.Mutex
@@ -59,14 +58,14 @@ type httpSession struct {
 }
 
 // newGateway makes a gateway; secret empty draws a random one per start.
-func newGateway(address string, secret []byte, bodyMax int64, logger *slog.Logger) (*gateway, error) {
+func newGateway(address string, secret []byte, lifetime time.Duration, bodyMax int64, logger *slog.Logger) (*gateway, error) {
 	if len(secret) == 0 {
 		secret = make([]byte, 32)
 		if _, err := rand.Read(secret); err != nil {
 			return nil, err
 		}
 	}
-	return &gateway{address: address, secret: secret, bodyMax: bodyMax, logger: logger,
+	return &gateway{address: address, secret: secret, lifetime: lifetime, bodyMax: bodyMax, logger: logger,
 		sessions: make(map[string]*httpSession)}, nil
 }
 
@@ -126,7 +125,7 @@ func (g *gateway) login(ctx context.Context, username, password string) (token s
 		return "", nil, err
 	}
 	session = &httpSession{client: c, userID: reply.UserID, username: username,
-		expiry: time.Now().Add(httpTokenLifetime)}
+		expiry: time.Now().Add(g.lifetime)}
 	jti := base64.RawURLEncoding.EncodeToString(tokenID)
 	if err := g.store(jti, session); err != nil {
 		_ = c.Close() // refused for want of room
@@ -355,7 +354,7 @@ func (g *gateway) loginToken(ctx context.Context, personal string) (string, *htt
 		_ = c.Close() // no token, no session
 		return "", nil, err
 	}
-	session := &httpSession{client: c, userID: reply.UserID, expiry: time.Now().Add(httpTokenLifetime)}
+	session := &httpSession{client: c, userID: reply.UserID, expiry: time.Now().Add(g.lifetime)}
 	jti := base64.RawURLEncoding.EncodeToString(tokenID)
 	if err := g.store(jti, session); err != nil {
 		_ = c.Close() // refused for want of room

@@ -54,7 +54,8 @@ func startFronts(config *configs.Config, server *shard.Server, root configs.Cred
 }
 
 func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, target string, root configs.Credentials, logger *slog.Logger) error {
-	gateway, err := newGateway(target, nil, int64(config.HTTP.MaxRequestSize), logger)
+	gateway, err := newGateway(target, []byte(config.HTTP.JWT.EncodingSecret), config.HTTP.JWT.AccessTokenExpiry.Std(),
+		int64(config.HTTP.MaxRequestSize), logger)
 	if err != nil {
 		return err
 	}

@@ -174,6 +174,9 @@ func configText(config configs.Config) string {
 	if config.Cluster.Auth.SharedSecret != "" {
 		config.Cluster.Auth.SharedSecret = "(redacted)"
 	}
+	if config.HTTP.JWT.EncodingSecret != "" {
+		config.HTTP.JWT.EncodingSecret = "(redacted)"
+	}
 	var out strings.Builder
 	if err := toml.NewEncoder(&out).Encode(config); err != nil {
 		return "encode the configuration: " + err.Error()
