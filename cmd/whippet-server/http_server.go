@@ -33,6 +33,10 @@ const (
 	httpSessionsMax = 4096
 	// httpRequestTimeout bounds one request's round trip into the shards.
 	httpRequestTimeout = 30 * time.Second
+	// basicSessionLifetime bounds how long a basic-auth session is
+	// reused: after a password change or a user's deactivation the old
+	// credentials keep working for at most this long.
+	basicSessionLifetime = time.Minute
 	// httpPollCountMax bounds messages one GET of messages returns.
 	httpPollCountMax = 10000
 )
@@ -54,7 +58,7 @@ type httpSession struct {
 	client   *client.Client
 	userID   uint32
 	username string
-	expiry   time.Time // zero for basic auth sessions
+	expiry   time.Time
 }
 
 // newGateway makes a gateway; secret empty draws a random one per start.
@@ -127,8 +131,7 @@ func (g *gateway) login(ctx context.Context, username, password string) (token s
 	session = &httpSession{client: c, userID: reply.UserID, username: username,
 		expiry: time.Now().Add(g.lifetime)}
 	jti := base64.RawURLEncoding.EncodeToString(tokenID)
-	if err := g.store(jti, session); err != nil {
-		_ = c.Close() // refused for want of room
+	if _, err := g.store(jti, session); err != nil {
 		return "", nil, err
 	}
 	return g.sign(jti, reply.UserID, session.expiry), session, nil
@@ -136,21 +139,40 @@ func (g *gateway) login(ctx context.Context, username, password string) (token s
 
 var errSessionsFull = errors.New("whippet-server: too many HTTP sessions")
 
-func (g *gateway) store(key string, session *httpSession) error {
+// store keeps session under key and returns the session to use: when a
+// concurrent request stored a live one there first, that one, and the
+// new session's client is closed, so no client is ever leaked.
+func (g *gateway) store(key string, session *httpSession) (*httpSession, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sweepLocked(time.Now())
+	if previous := g.sessions[key]; previous != nil {
+		_ = session.client.Close() // a duplicate of previous
+		return previous, nil
+	}
 	if len(g.sessions) >= httpSessionsMax {
-		return errSessionsFull
+		_ = session.client.Close() // refused for want of room
+		return nil, errSessionsFull
 	}
 	g.sessions[key] = session
-	return nil
+	return session, nil
+}
+
+// live returns the session under key unless it lapsed.
+func (g *gateway) live(key string) *httpSession {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	session := g.sessions[key]
+	if session == nil || time.Now().After(session.expiry) {
+		return nil
+	}
+	return session
 }
 
 // sweepLocked closes sessions whose token lapsed.
 func (g *gateway) sweepLocked(now time.Time) {
 	for key, session := range g.sessions {
-		if !session.expiry.IsZero() && now.After(session.expiry) {
+		if now.After(session.expiry) {
 			_ = session.client.Close() // lapsed; the server forgets it
 			delete(g.sessions, key)
 		}
@@ -201,10 +223,7 @@ func (g *gateway) authenticate(w http.ResponseWriter, r *http.Request) (*httpSes
 	if token, ok := strings.CutPrefix(header, "Bearer "); ok {
 		jti, valid := g.verify(strings.TrimSpace(token))
 		if valid {
-			g.mu.Lock()
-			session := g.sessions[jti]
-			g.mu.Unlock()
-			if session != nil {
+			if session := g.live(jti); session != nil {
 				return session, jti
 			}
 		}
@@ -224,10 +243,7 @@ func (g *gateway) basic(w http.ResponseWriter, ctx context.Context, username, pa
 	mac := hmac.New(sha256.New, g.secret)
 	mac.Write([]byte(username + "\x00" + password))
 	key := "basic:" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
-	g.mu.Lock()
-	session := g.sessions[key]
-	g.mu.Unlock()
-	if session != nil {
+	if session := g.live(key); session != nil {
 		return session, key
 	}
 	c, reply, err := g.dial(ctx, username, password)
@@ -235,9 +251,10 @@ func (g *gateway) basic(w http.ResponseWriter, ctx context.Context, username, pa
 		writeError(w, err)
 		return nil, ""
 	}
-	session = &httpSession{client: c, userID: reply.UserID, username: username}
-	if err := g.store(key, session); err != nil {
-		_ = c.Close() // refused for want of room
+	session := &httpSession{client: c, userID: reply.UserID, username: username,
+		expiry: time.Now().Add(basicSessionLifetime)}
+	session, err = g.store(key, session)
+	if err != nil {
 		writeError(w, err)
 		return nil, ""
 	}
@@ -356,8 +373,7 @@ func (g *gateway) loginToken(ctx context.Context, personal string) (string, *htt
 	}
 	session := &httpSession{client: c, userID: reply.UserID, expiry: time.Now().Add(g.lifetime)}
 	jti := base64.RawURLEncoding.EncodeToString(tokenID)
-	if err := g.store(jti, session); err != nil {
-		_ = c.Close() // refused for want of room
+	if _, err := g.store(jti, session); err != nil {
 		return "", nil, err
 	}
 	return g.sign(jti, reply.UserID, session.expiry), session, nil

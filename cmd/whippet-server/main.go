@@ -10,6 +10,13 @@
 // The root user is created on the first start from WHIPPET_ROOT_USERNAME
 // and WHIPPET_ROOT_PASSWORD (default iggy/iggy).
 //
+// Besides the Iggy TCP listener (tcp.address, with TLS when tcp.tls is
+// enabled), it serves Iggy's HTTP REST API, a health check at GET / and
+// Prometheus metrics at GET /metrics on http.address (HTTPS when
+// http.tls is enabled). TLS clients and HTTP calls reach the shards
+// through a loopback TCP listener, so they run the same front as plain
+// TCP clients.
+//
 // Exit codes: 0 after a graceful shutdown, 1 on a startup or runtime
 // error, 2 on an invalid configuration or command line, 3 when continuing
 // was unsafe (a failed fsync: the data on disk may not be what was
