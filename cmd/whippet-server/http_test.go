@@ -23,7 +23,7 @@ type api struct {
 }
 
 // logField returns the value of key=value in the server's log.
-func logField(t *testing.T, s *server, key string) string {
+func logField(t testing.TB, s *server, key string) string {
 	t.Helper()
 	for _, field := range strings.Fields(s.logs.String()) {
 		if value, ok := strings.CutPrefix(field, key+"="); ok {
