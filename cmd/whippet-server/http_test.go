@@ -252,6 +252,15 @@ func TestHTTPUsersTokensGroupsSystem(t *testing.T) {
 	root.wantError(http.StatusNotFound, 20, "resource_not_found", "GET", "/users/nobody", nil)
 	alice := anonymous.bearer(login(t, anonymous, "alice", "secret-1"))
 	alice.wantError(http.StatusForbidden, 41, "unauthorized", "POST", "/streams", map[string]string{"name": "x"})
+	root.want(http.StatusNoContent, "PUT", "/users/alice/permissions", map[string]any{"permissions": map[string]any{
+		"global": map[string]bool{"manage_streams": true, "read_streams": true}}})
+	if got := field(t, root.want(http.StatusOK, "GET", "/users/alice", nil), "permissions", "global", "manage_streams"); got != true {
+		t.Fatalf("alice's manage_streams after the update: %v", got)
+	}
+	alice.want(http.StatusCreated, "POST", "/streams", map[string]string{"name": "alice-stream"})
+	root.want(http.StatusNoContent, "DELETE", "/streams/alice-stream", nil)
+	root.wantError(http.StatusBadRequest, 4, "invalid_format", "PUT", "/users/alice/permissions",
+		map[string]any{"permissions": map[string]any{"streams": map[string]any{"x": map[string]bool{}}}})
 	alice.want(http.StatusNoContent, "PUT", "/users/alice/password",
 		map[string]string{"current_password": "secret-1", "new_password": "secret-2"})
 	anonymous.wantError(http.StatusUnauthorized, 42, "invalid_credentials", "POST", "/users/login",

@@ -47,10 +47,11 @@ func (g *gateway) userRoutes(mux *http.ServeMux) {
 			return nil, err
 		}
 		out := userJSON(&user.UserInfo)
-		out["permissions"] = user.Permissions
+		out["permissions"] = permissionsToJSON(user.Permissions)
 		return out, nil
 	})
 	g.handle(mux, "PUT /users/{user_id}", g.updateUser)
+	g.handle(mux, "PUT /users/{user_id}/permissions", g.updatePermissions)
 	g.handle(mux, "DELETE /users/{user_id}", func(w http.ResponseWriter, r *http.Request, ctx context.Context, c *client.Client) (any, error) {
 		return nil, c.DeleteUser(ctx, identifier(r.PathValue("user_id")))
 	})
@@ -69,9 +70,10 @@ func (g *gateway) userRoutes(mux *http.ServeMux) {
 
 func (g *gateway) createUser(w http.ResponseWriter, r *http.Request, ctx context.Context, c *client.Client) (any, error) {
 	var body struct {
-		Username string `json:"username"`
-		Password string `json:"password"`
-		Status   string `json:"status"`
+		Username    string           `json:"username"`
+		Password    string           `json:"password"`
+		Status      string           `json:"status"`
+		Permissions *permissionsJSON `json:"permissions"`
 	}
 	if err := decode(w, r, &body); err != nil {
 		return nil, err
@@ -81,7 +83,13 @@ func (g *gateway) createUser(w http.ResponseWriter, r *http.Request, ctx context
 		badRequest(w, "status must be active or inactive")
 		return nil, errReplied
 	}
-	user, err := c.CreateUser(ctx, &wire.CreateUser{Username: body.Username, Password: body.Password, Status: status})
+	permissions, reason := permissionsFromJSON(body.Permissions)
+	if reason != "" {
+		badRequest(w, reason)
+		return nil, errReplied
+	}
+	user, err := c.CreateUser(ctx, &wire.CreateUser{Username: body.Username, Password: body.Password, Status: status,
+		Permissions: permissions})
 	if err != nil {
 		return nil, err
 	}
