@@ -16,6 +16,7 @@ func (sh *Shard) run() {
 		sh.epochSeen = sh.runtime.epoch.Load()
 		work := sh.timers.fire(time.Now())
 		work += sh.takeMessages()
+		work += sh.takeExternal()
 		work += sh.runResumes()
 		work += sh.retryHandoff()
 		sh.stepShutdown()

@@ -46,6 +46,8 @@ type Shard struct {
 	stats   stats
 	// fileLatency times file ops (external_fileops.go).
 	fileLatency fileLatency
+	// external holds sockets other goroutines handed over (Runtime.Adopt).
+	external externalInbox
 
 	inbox  []*Queue[envelope] // inbox[peer]: peer → this shard
 	outbox []*Queue[envelope] // outbox[peer]: this shard → peer
@@ -186,7 +188,7 @@ func (sh *Shard) inboxPending() bool {
 			return true
 		}
 	}
-	return len(sh.local) > 0
+	return len(sh.local) > 0 || sh.external.pending.Load()
 }
 
 // adopt makes an accepted fd one of this shard's connections.
