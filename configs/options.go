@@ -59,13 +59,10 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		return shard.ServerOptions{}, fmt.Errorf("%w: system.topic.durability: %v", ErrInvalid, err)
 	}
 	listen := ""
-	switch {
-	case c.TCP.Enabled && !c.TCP.TLS.Enabled:
+	if c.TCP.Enabled && !c.TCP.TLS.Enabled {
+		// With tcp.tls, cmd listens and terminates TLS, and hands each
+		// connection to the shards in process: no plaintext listener.
 		listen = c.TCP.Address
-	case c.TCP.Enabled || c.HTTP.Enabled:
-		// TLS clients and the HTTP API reach the shards through the
-		// loopback listener; cmd terminates TLS in front of it.
-		listen = InternalListen
 	}
 	options := shard.ServerOptions{
 		Runtime: shard.Options{CPUs: cpus, Backend: c.System.Sharding.Backend, Listen: listen,
@@ -111,10 +108,6 @@ func (c *Config) cpus(allowed []int) ([]int, error) {
 	}
 	return cpus, nil
 }
-
-// InternalListen is the loopback listener the shards serve when TLS or
-// the HTTP API front them.
-const InternalListen = "127.0.0.1:0"
 
 // unsupported refuses settings this server cannot honour yet, naming the
 // key: serving plaintext where TLS was asked for, or one node where a

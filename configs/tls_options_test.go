@@ -5,10 +5,9 @@ import (
 	"testing"
 )
 
-// TestListenBehindTLSAndHTTP: with tcp.tls the shards listen on the
-// loopback listener (cmd terminates TLS in front of it); with tcp off
-// and http on they still listen there for the HTTP API; with both off
-// they do not listen at all.
+// TestListenBehindTLSAndHTTP: the shards listen only for plain TCP; with
+// tcp.tls cmd terminates TLS and hands connections over in process, as
+// it does for the HTTP API, so no plaintext listener is opened.
 func TestListenBehindTLSAndHTTP(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -17,8 +16,8 @@ func TestListenBehindTLSAndHTTP(t *testing.T) {
 	}{
 		{"plain tcp", []string{"WHIPPET_TCP_ADDRESS=127.0.0.1:9999"}, "127.0.0.1:9999"},
 		{"tcp with tls", []string{"WHIPPET_TCP_ADDRESS=127.0.0.1:9999", "WHIPPET_TCP_TLS_ENABLED=true",
-			"WHIPPET_TCP_TLS_CERT_FILE=c.pem", "WHIPPET_TCP_TLS_KEY_FILE=k.pem"}, InternalListen},
-		{"http only", []string{"WHIPPET_TCP_ENABLED=false"}, InternalListen},
+			"WHIPPET_TCP_TLS_CERT_FILE=c.pem", "WHIPPET_TCP_TLS_KEY_FILE=k.pem"}, ""},
+		{"http only", []string{"WHIPPET_TCP_ENABLED=false"}, ""},
 		{"neither", []string{"WHIPPET_TCP_ENABLED=false", "WHIPPET_HTTP_ENABLED=false"}, ""},
 	}
 	for _, tc := range cases {

@@ -43,8 +43,8 @@ const (
 
 // gateway is the REST front: its sessions and the server address it dials.
 type gateway struct {
-	address  string // the TCP listener the gateway's clients dial
-	secret   []byte // HS256 key of login tokens
+	connect  func(ctx context.Context, network, address string) (net.Conn, error) // reaches the shards
+	secret   []byte                                                               // HS256 key of login tokens
 	bodyMax  int64
 	lifetime time.Duration // of a login token (http.jwt.access_token_expiry)
 	logger   *slog.Logger
@@ -62,14 +62,14 @@ type httpSession struct {
 }
 
 // newGateway makes a gateway; secret empty draws a random one per start.
-func newGateway(address string, secret []byte, lifetime time.Duration, bodyMax int64, logger *slog.Logger) (*gateway, error) {
+func newGateway(connect func(ctx context.Context, network, address string) (net.Conn, error), secret []byte, lifetime time.Duration, bodyMax int64, logger *slog.Logger) (*gateway, error) {
 	if len(secret) == 0 {
 		secret = make([]byte, 32)
 		if _, err := rand.Read(secret); err != nil {
 			return nil, err
 		}
 	}
-	return &gateway{address: address, secret: secret, lifetime: lifetime, bodyMax: bodyMax, logger: logger,
+	return &gateway{connect: connect, secret: secret, lifetime: lifetime, bodyMax: bodyMax, logger: logger,
 		sessions: make(map[string]*httpSession)}, nil
 }
 
@@ -105,7 +105,8 @@ func (g *gateway) close() {
 
 // dial opens a client session logged in with username and password.
 func (g *gateway) dial(ctx context.Context, username, password string) (*client.Client, wire.LoginReply, error) {
-	c, err := client.New(client.Options{Address: g.address, ReconnectAttempts: 3, ReplyTimeout: httpRequestTimeout})
+	c, err := client.New(client.Options{Address: shardsAddress, Dial: g.connect, ReconnectAttempts: -1,
+		ReplyTimeout: httpRequestTimeout})
 	if err != nil {
 		return nil, wire.LoginReply{}, err
 	}
@@ -357,7 +358,8 @@ func identifier(text string) wire.Identifier {
 
 // loginToken opens a session with a personal access token.
 func (g *gateway) loginToken(ctx context.Context, personal string) (string, *httpSession, error) {
-	c, err := client.New(client.Options{Address: g.address, ReconnectAttempts: 3, ReplyTimeout: httpRequestTimeout})
+	c, err := client.New(client.Options{Address: shardsAddress, Dial: g.connect, ReconnectAttempts: -1,
+		ReplyTimeout: httpRequestTimeout})
 	if err != nil {
 		return "", nil, err
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -30,14 +28,14 @@ type fronts struct {
 // startFronts starts what config enables; shards is the address the
 // shards listen on. A front that cannot listen fails the start.
 func startFronts(config *configs.Config, server *shard.Server, root configs.Credentials, logger *slog.Logger) (*fronts, error) {
-	target := loopback(server.Addr())
+	runtime := server.Runtime()
 	f := &fronts{}
 	if config.TCP.Enabled && config.TCP.TLS.Enabled {
 		tlsConfig, err := loadTLS(config.TCP.TLS.CertFile, config.TCP.TLS.KeyFile)
 		if err != nil {
 			return nil, err
 		}
-		if f.proxy, err = startTLSProxy(config.TCP.Address, target, tlsConfig, logger); err != nil {
+		if f.proxy, err = startTLSProxy(config.TCP.Address, runtime, tlsConfig, logger); err != nil {
 			return nil, err
 		}
 		logger.Info("tcp tls listening", "tls_address", f.proxy.listener.Addr().String())
@@ -45,7 +43,7 @@ func startFronts(config *configs.Config, server *shard.Server, root configs.Cred
 	if !config.HTTP.Enabled {
 		return f, nil
 	}
-	if err := f.startHTTP(config, server, target, root, logger); err != nil {
+	if err := f.startHTTP(config, server, root, logger); err != nil {
 		// The broker's clients speak TCP; an HTTP address already taken
 		// (a second server on one host) costs the API, not the broker.
 		logger.Error("http API not served", "address", config.HTTP.Address, "err", err.Error())
@@ -53,8 +51,8 @@ func startFronts(config *configs.Config, server *shard.Server, root configs.Cred
 	return f, nil
 }
 
-func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, target string, root configs.Credentials, logger *slog.Logger) error {
-	gateway, err := newGateway(target, []byte(config.HTTP.JWT.EncodingSecret), config.HTTP.JWT.AccessTokenExpiry.Std(),
+func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, root configs.Credentials, logger *slog.Logger) error {
+	gateway, err := newGateway(shardsDialer(server.Runtime()), []byte(config.HTTP.JWT.EncodingSecret), config.HTTP.JWT.AccessTokenExpiry.Std(),
 		int64(config.HTTP.MaxRequestSize), logger)
 	if err != nil {
 		return err
@@ -69,7 +67,7 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, target 
 	handler := gateway.routes()
 	if config.HTTP.Metrics.Enabled {
 		gateway.metrics = newMetrics(func(ctx context.Context) (*client.Client, error) {
-			return f.adminClient(ctx, target, root)
+			return f.adminClient(ctx, server.Runtime(), root)
 		})
 		gateway.metrics.registry.MustRegister(&shardCollector{shards: server.Runtime().Shards()}, &latencyCollector{server: server},
 			&fileCollector{shards: server.Runtime().Shards()})
@@ -92,14 +90,14 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, target 
 }
 
 // adminClient is the metrics session, logged in as the root user.
-func (f *fronts) adminClient(ctx context.Context, target string, root configs.Credentials) (*client.Client, error) {
+func (f *fronts) adminClient(ctx context.Context, runtime *shard.Runtime, root configs.Credentials) (*client.Client, error) {
 	f.adminMu.Lock()
 	defer f.adminMu.Unlock()
 	if f.admin != nil {
 		return f.admin, nil
 	}
-	c, err := client.Dial(ctx, client.Options{Address: target, Username: root.Username, Password: root.Password,
-		ReconnectAttempts: 3, ReplyTimeout: httpRequestTimeout})
+	c, err := client.Dial(ctx, client.Options{Address: shardsAddress, Dial: shardsDialer(runtime),
+		Username: root.Username, Password: root.Password, ReconnectAttempts: 3, ReplyTimeout: httpRequestTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -125,17 +123,4 @@ func (f *fronts) close() {
 	if f.proxy != nil {
 		f.proxy.close()
 	}
-}
-
-// loopback turns a wildcard listen address into one a local dial reaches.
-func loopback(addr net.Addr) string {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || tcp.IP == nil || tcp.IP.IsUnspecified() {
-		port := 0
-		if ok {
-			port = tcp.Port
-		}
-		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	}
-	return tcp.String()
 }

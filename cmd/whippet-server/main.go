@@ -13,9 +13,9 @@
 // Besides the Iggy TCP listener (tcp.address, with TLS when tcp.tls is
 // enabled), it serves Iggy's HTTP REST API, a health check at GET / and
 // Prometheus metrics at GET /metrics on http.address (HTTPS when
-// http.tls is enabled). TLS clients and HTTP calls reach the shards
-// through a loopback TCP listener, so they run the same front as plain
-// TCP clients.
+// http.tls is enabled). TLS clients and HTTP sessions reach the shards
+// in process (a socketpair end handed to a shard), so they run the same
+// front as plain TCP clients.
 //
 // Exit codes: 0 after a graceful shutdown, 1 on a startup or runtime
 // error, 2 on an invalid configuration or command line, 3 when continuing
@@ -136,7 +136,11 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		return exitError
 	}
 	defer fronts.close()
-	logger.Info("whippet-server started", "address", server.Addr().String(), "backend", backend, "why", why,
+	address := "none"
+	if addr := server.Addr(); addr != nil {
+		address = addr.String()
+	}
+	logger.Info("whippet-server started", "address", address, "backend", backend, "why", why,
 		"shards", len(server.Runtime().Shards()), "data", absolute(options.DataPath), "config", source)
 	err = server.RunUntil(signals, shutdownGrace)
 	var fatal *engine.FatalError

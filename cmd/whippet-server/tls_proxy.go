@@ -8,16 +8,19 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/whippetio/whippet/shard"
 )
 
 // The TLS listener terminates TLS on Go's crypto/tls (the portable path)
-// and carries each connection's plaintext to the shards' listener on the
-// loopback interface, where the front serves it like any TCP client.
+// and carries each connection's plaintext over a socketpair whose other
+// end a shard adopted (Runtime.Adopt), where the front serves it like any
+// TCP client. No plaintext listener is opened.
 
 // tlsProxy accepts TLS connections and relays them to target.
 type tlsProxy struct {
 	listener net.Listener
-	target   string
+	runtime  *shard.Runtime
 	logger   *slog.Logger
 	wait     sync.WaitGroup
 }
@@ -33,12 +36,12 @@ func loadTLS(certFile, keyFile string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{certificate}, MinVersion: tls.VersionTLS12}, nil
 }
 
-func startTLSProxy(address, target string, config *tls.Config, logger *slog.Logger) (*tlsProxy, error) {
+func startTLSProxy(address string, runtime *shard.Runtime, config *tls.Config, logger *slog.Logger) (*tlsProxy, error) {
 	listener, err := net.Listen("tcp", address)
 	if err != nil {
 		return nil, err
 	}
-	proxy := &tlsProxy{listener: listener, target: target, logger: logger}
+	proxy := &tlsProxy{listener: listener, runtime: runtime, logger: logger}
 	proxy.wait.Add(1)
 	go proxy.accept(config)
 	return proxy, nil
@@ -66,16 +69,16 @@ func (p *tlsProxy) relay(conn *tls.Conn) {
 		return
 	}
 	_ = conn.SetDeadline(time.Time{}) // clearing a deadline cannot fail on a live conn
-	upstream, err := net.Dial("tcp", p.target)
+	upstream, err := dialShards(p.runtime)
 	if err != nil {
-		p.logger.Error("tls relay dial", "err", err.Error())
+		p.logger.Error("tls relay: hand the connection to a shard", "err", err.Error())
 		return
 	}
 	defer upstream.Close()
 	done := make(chan struct{}, 2)
 	go func() {
 		_, _ = io.Copy(upstream, conn) // ends when either side closes
-		_ = upstream.(*net.TCPConn).CloseWrite()
+		_ = upstream.(*net.UnixConn).CloseWrite()
 		done <- struct{}{}
 	}()
 	go func() {

@@ -56,13 +56,17 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 
 // TestTLSListeners starts the server with TLS on the TCP listener and
 // HTTPS, then runs the protocol through our client over TLS and the
-// REST API over HTTPS, and checks that plaintext is refused on both.
+// REST API over HTTPS, and checks that plaintext is refused on both and
+// that no plaintext listener is open.
 func TestTLSListeners(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
 	s := startServer(t, "WHIPPET_TCP_TLS_ENABLED=true", "WHIPPET_TCP_TLS_CERT_FILE="+certFile,
 		"WHIPPET_TCP_TLS_KEY_FILE="+keyFile, "WHIPPET_HTTP_TLS_ENABLED=true", "WHIPPET_HTTP_TLS_CERT_FILE="+certFile,
 		"WHIPPET_HTTP_TLS_KEY_FILE="+keyFile)
 	tlsAddress := logField(t, s, "tls_address")
+	if s.address != "none" {
+		t.Fatalf("a plaintext listener is open at %s beside the TLS one", s.address)
+	}
 	ctx := ctxTimeout(t)
 	c, err := client.Dial(ctx, client.Options{Address: tlsAddress, Username: "iggy", Password: "iggy",
 		TLS: &tls.Config{RootCAs: pool}, ReconnectAttempts: -1})
