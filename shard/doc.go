@@ -116,7 +116,9 @@
 //
 //  1. Only a shard's own thread touches its state: connections, timers,
 //     backend, buffer pool and file ops. Other threads read only the atomic
-//     counters (Connections, Stats) and call Backend.Notify.
+//     counters (Connections, Stats, QueueDepth, latency tables), call
+//     Backend.Notify, and hand sockets over through Runtime.Adopt's bounded
+//     inbox, which has its own mutex and is drained by the shard's loop.
 //  2. A shard's thread is locked (runtime.LockOSThread) and pinned
 //     (sched_setaffinity) before its backend is created, and never
 //     unlocked, so the runtime discards the pinned thread at exit.
