@@ -177,9 +177,13 @@ type DataOp struct {
 	// when dedup dropped some). Poll: Messages appended to Out, from
 	// OffsetFirst to OffsetLast. CurrentOffset: the partition's last
 	// acknowledged offset (poll, offsets, stats). Partition: one partition's
-	// stats (DataStats). Err: nil, ErrPartitionNotFound, ErrDataBusy, an
-	// engine error, or an *engine.FatalError (the runtime is stopping).
+	// stats (DataStats). NeedBytes: a poll that returned nothing because
+	// its first message does not fit Out's spare capacity sets the capacity
+	// it needs (engine.PollOp.NeedBytes). Err: nil, ErrPartitionNotFound,
+	// ErrDataBusy, an engine error, or an *engine.FatalError (the runtime
+	// is stopping).
 	BaseOffset    uint64
+	NeedBytes     int
 	Messages      uint32
 	OffsetFirst   uint64
 	OffsetLast    uint64

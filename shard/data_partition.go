@@ -133,7 +133,7 @@ func (ds *DataShard) appendDone(op *DataOp) {
 
 func (ds *DataShard) pollDone(op *DataOp) {
 	poll := &op.pollOp
-	op.Out, op.Messages, op.Err = poll.Out, poll.Messages, poll.Err
+	op.Out, op.Messages, op.NeedBytes, op.Err = poll.Out, poll.Messages, poll.NeedBytes, poll.Err
 	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
 	poll.Out = nil
 	ds.complete(op)
