@@ -165,7 +165,7 @@ func (ds *DataShard) shareStep(share *dataFan, err error) {
 	if share.remaining > 0 {
 		return
 	}
-	if isFatal(share.err) {
+	if engine.IsFatal(share.err) {
 		ds.data.fail(ds.shard, share.err)
 	}
 	origin := share.op.origin

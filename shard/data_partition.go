@@ -275,7 +275,7 @@ func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error)
 	if err != nil {
 		p.state, p.err = partitionFailed, err
 		ds.data.logger.Error("shard: partition refused to open", "partition", p.key.String(), "err", err.Error())
-		if isFatal(err) {
+		if engine.IsFatal(err) {
 			ds.data.fail(ds.shard, err)
 		}
 	} else {
@@ -318,7 +318,7 @@ func (ds *DataShard) retainDone(p *dataPartition) {
 	op := &p.retainOp
 	if op.Err != nil {
 		ds.data.logger.Warn("shard: retention failed", "partition", p.key.String(), "err", op.Err.Error())
-		if isFatal(op.Err) {
+		if engine.IsFatal(op.Err) {
 			ds.data.fail(ds.shard, op.Err)
 		}
 	} else if op.SegmentsDeleted > 0 {

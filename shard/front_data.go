@@ -94,8 +94,7 @@ func (f *front) startData(c *call, op *DataOp, kind DataKind, next func(c *call,
 func (f *front) dataDone(op *DataOp) {
 	c := op.Context.(*call)
 	if op.Err != nil {
-		var fatal *engine.FatalError
-		if errors.As(op.Err, &fatal) {
+		if engine.IsFatal(op.Err) {
 			f.server.fatal(op.Err)
 		}
 	}

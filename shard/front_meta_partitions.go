@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -142,8 +141,7 @@ func (m *metaPlane) topicOpDone(c *call, err error) {
 	if err == nil {
 		return
 	}
-	var fatal *engine.FatalError
-	if errors.As(err, &fatal) {
+	if engine.IsFatal(err) {
 		m.front.server.fatal(err)
 	}
 	m.front.server.options.Logger.Error("partition change failed", "code", c.code.String(), "err", err.Error())
