@@ -41,6 +41,7 @@ const (
 	DataDelete     // topic op: delete partitions for good
 	DataPurge      // topic op: empty partitions, offsets included
 	DataTopicStats // topic op: Stats of each partition into DataOp.Stats
+	DataRetention  // topic op: set the retention limits of open partitions
 	DataStatsAll   // every shard's totals into DataOp.Shards
 )
 

@@ -129,6 +129,10 @@ func (ds *DataShard) runFanPartition(share *dataFan, key PartitionKey, index int
 	case DataCreate:
 		share.remaining++
 		ds.ensure(share, key, p)
+	case DataRetention:
+		if p != nil && p.state != partitionDeleting {
+			p.config.ExpiryMicros, p.config.SizeBytesMax = op.Config.ExpiryMicros, op.Config.SizeBytesMax
+		}
 	case DataDelete:
 		if p == nil {
 			return // already gone: delete is idempotent

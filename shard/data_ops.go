@@ -60,6 +60,14 @@ func (ds *DataShard) Delete(op *DataOp) { ds.startFan(op, DataDelete) }
 // every segment and stored consumer offset goes, offsets restart at 0.
 func (ds *DataShard) Purge(op *DataOp) { ds.startFan(op, DataPurge) }
 
+// Retention sets the retention limits (op.Config's ExpiryMicros and
+// SizeBytesMax; the rest of Config is fixed at create) of partitions
+// op.Key.Partition .. +op.PartitionCount-1, each on its owner, effective
+// from the next maintenance run (UpdateTopic, or a change of the
+// partition count that changes each partition's share of the topic's
+// size cap). Partitions that are gone or failed are skipped.
+func (ds *DataShard) Retention(op *DataOp) { ds.startFan(op, DataRetention) }
+
 // TopicStats fills op.Stats[i] with the counters of partition
 // op.Key.Partition+i, for i below op.PartitionCount (len(op.Stats) must
 // be at least op.PartitionCount).

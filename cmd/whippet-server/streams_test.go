@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/wire"
 )
@@ -203,4 +204,37 @@ func TestUpdateTopicOptionsReported(t *testing.T) {
 	}
 	_, err = c.GetTopic(ctx, id(9), id(0))
 	wantStatus(t, "topic of a missing stream", err, wire.StatusTopicIDNotFound)
+}
+
+// TestUpdateTopicRetentionLive pins a reconfiguration bug: an UpdateTopic
+// that set message_expiry reached the topic's open partitions only after
+// a restart. With maintenance every 20 ms, the expired sealed segments go
+// without one.
+func TestUpdateTopicRetentionLive(t *testing.T) {
+	s := startServer(t, "WHIPPET_DATA_MAINTENANCE_MESSAGES_INTERVAL=20 ms")
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "create stream")(c.CreateStream(ctx, "r", nil))
+	must[*wire.TopicDetails](t, "create topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0),
+		PartitionsCount: 1, Name: "t", Options: wire.Headers{wire.Uint64Header(wire.OptionSegmentSize, wire.SegmentBytesMin)}}))
+	payload := make([]byte, 100_000)
+	for index := 0; index < int(3*wire.SegmentBytesMin)/len(payload)+1; index++ {
+		must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(0),
+			[]wire.OutgoingMessage{{ID: wire.Uint128{Lo: uint64(index + 1)}, Payload: payload}}))
+	}
+	segments := func() uint32 {
+		return must[*wire.TopicDetails](t, "get topic")(c.GetTopic(ctx, id(0), id(0))).Partitions[0].SegmentsCount
+	}
+	if count := segments(); count < 3 {
+		t.Fatalf("%d segments, want at least 3", count)
+	}
+	check(t, "update topic", c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: id(0), Topic: id(0), Name: "t",
+		Options: wire.Headers{wire.Uint64Header(wire.OptionMessageExpiry, 1)}}))
+	deadline := time.Now().Add(10 * time.Second)
+	for segments() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d segments 10 s after the expiry update, want 1", segments())
+		}
+		time.Sleep(20 * time.Millisecond) // the server's maintenance timer, not ours to drive
+	}
 }
