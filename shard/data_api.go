@@ -160,8 +160,8 @@ type DataOp struct {
 	Offset uint64
 	Found  bool
 
-	// Flush: Fsync (both flush the write pipeline and fdatasync; see
-	// DataShard.Flush). DeleteSegments: SegmentCount.
+	// Flush: Fsync (both drain the write pipeline; Fsync also
+	// fdatasyncs, see DataShard.Flush). DeleteSegments: SegmentCount.
 	Fsync        bool
 	SegmentCount int
 

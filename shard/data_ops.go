@@ -30,9 +30,8 @@ func (ds *DataShard) GetOffset(op *DataOp) { ds.start(op, DataGetOffset) }
 func (ds *DataShard) DeleteOffset(op *DataOp) { ds.start(op, DataDeleteOffset) }
 
 // Flush is FlushUnsavedBuffer: it waits until everything appended so far
-// is written and fdatasyncs the active segment. The engine writes every
-// append at once, so there is no unsaved buffer to write without a sync;
-// both values of op.Fsync therefore sync, which is never weaker.
+// is written (a memory-durability topic may hold appends not yet written)
+// and, when op.Fsync, fdatasyncs the active segment's .log and .index.
 func (ds *DataShard) Flush(op *DataOp) { ds.start(op, DataFlush) }
 
 // DeleteSegments removes the op.SegmentCount oldest sealed segments, never

@@ -94,7 +94,11 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		op.offsetOp.Consumer = op.Consumer
 		err = p.part.DeleteOffset(&op.offsetOp)
 	case DataFlush:
-		err = p.part.Sync(op.syncDone)
+		if op.Fsync {
+			err = p.part.Sync(op.syncDone)
+		} else {
+			err = p.part.Flush(op.syncDone)
+		}
 	case DataDeleteSegments:
 		op.maintenanceOp.SegmentCount = op.SegmentCount
 		err = p.part.DeleteSegments(&op.maintenanceOp)
