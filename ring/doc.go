@@ -53,7 +53,10 @@
 // an identity map written once at setup, so SQE slot = tail & mask.
 //
 // Buffers the kernel reads or writes live in anonymous mappings outside the
-// Go heap (Pool, BufRing), page aligned for O_DIRECT. A provided-buffer ring
+// Go heap (Pool, BufRing), page aligned for O_DIRECT, and faulted in on first
+// touch rather than at map time, so idle pools cost address space, not
+// resident memory (TestPoolResidentOnTouch); Pool.Trim gives free buffers'
+// pages back and Pool.ResidentBytes reports what is in RAM. A provided-buffer ring
 // is an array of 16-byte io_uring_buf entries {addr:8 len:4 bid:2 resv:2};
 // its u16 tail overlays entry 0's resv.
 //

@@ -109,6 +109,47 @@ func (p *Pool) Reclaim(b Buf) {
 	p.lentCount--
 }
 
+// Trim gives the pages of every free buffer back to the kernel
+// (MADV_DONTNEED): the memory stays mapped and reads as zeros, and costs
+// RSS again only when touched. It returns the bytes it advised away,
+// touched or not. Held and lent buffers are left alone. liburing: none.
+func (p *Pool) Trim() int {
+	invariant.Assert(p.memory != nil, "trim of a closed pool")
+	trimmed := 0
+	for first := 0; first < len(p.states); {
+		if p.states[first] != bufferFree {
+			first++
+			continue
+		}
+		last := first
+		for last < len(p.states) && p.states[last] == bufferFree {
+			last++
+		}
+		run := p.memory[first*p.bufferBytes : last*p.bufferBytes]
+		err := unix.Madvise(run, unix.MADV_DONTNEED)
+		invariant.Assert(err == nil, "madvise of a mapping we own failed")
+		trimmed += len(run)
+		first = last
+	}
+	return trimmed
+}
+
+// ResidentBytes is how much of the pool's memory is in RAM now
+// (mincore(2)): what its busiest moment faulted in, less what Trim gave
+// back. liburing: none.
+func (p *Pool) ResidentBytes() int {
+	invariant.Assert(p.memory != nil, "resident bytes of a closed pool")
+	vector := make([]byte, len(p.memory)/PageBytes)
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&p.memory[0])), uintptr(len(p.memory)),
+		uintptr(unsafe.Pointer(&vector[0])))
+	invariant.Assert(errno == 0, "mincore of a mapping we own failed")
+	pages := 0
+	for _, page := range vector {
+		pages += int(page & 1)
+	}
+	return pages * PageBytes
+}
+
 // FreeCount is the number of buffers Acquire can still hand out.
 func (p *Pool) FreeCount() int { return len(p.free) }
 

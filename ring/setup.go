@@ -348,9 +348,13 @@ func munmap(memory []byte) {
 	invariant.Assert(err == nil, "munmap of a mapping we own failed")
 }
 
+// mmapAnonymous maps size bytes of zeroed memory outside the Go heap. It
+// is not populated: a page costs resident memory only once someone (we, or
+// the kernel receiving into it) first touches it, so a pool sized for the
+// worst case costs what its busiest moment touched, not its size. Fixed
+// buffers are pinned, and so faulted in, when they are registered.
 func mmapAnonymous(size int) ([]byte, error) {
 	invariant.Assert(size > 0, "empty anonymous mapping")
 	invariant.Assert(size%PageBytes == 0, "anonymous mapping not whole pages")
-	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE,
-		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 }

@@ -35,6 +35,11 @@ type Backend interface {
 	// (valid until the next Wait), Result 0 with no Errno means the peer
 	// closed its side (final).
 	Recv(fd int, token uint64) error
+	// RecvOnce is Recv ended by its first Completion with bytes (More
+	// false): a connection that expects a large frame reads its head this
+	// way, then receives the rest straight into the frame (RecvInto)
+	// without cancelling a multishot receive that would copy it instead.
+	RecvOnce(fd int, token uint64) error
 	// RecvInto receives into a prefix of buf with one completion whose
 	// Result is the byte count, 0 when the peer closed (io_uring waits
 	// until buf is full; epoll returns what the socket held). Only one of
@@ -72,6 +77,10 @@ type Backend interface {
 	Alloc(size int) []byte
 	// Free gives back a buffer from Alloc; others are left to the GC.
 	Free(buf []byte)
+	// Trim gives back the memory of free buffers from Alloc (io_uring:
+	// their pages, which fault in again on next use; epoll: the pooled
+	// slices, to the GC). Buffers held or lent are untouched.
+	Trim()
 	// Direct reports whether the backend does I/O on buf itself, without
 	// a bounce copy (io_uring: buf came from Alloc's pools).
 	Direct(buf []byte) bool

@@ -22,10 +22,9 @@ const echoFrameBytes = 1 << 20
 // again. Two placements: "all" runs one shard per CPU and the net server
 // unpinned; "cpu0" runs one shard on the first CPU and pins the net
 // server's connection goroutines there too. The client goroutines are not
-// pinned (locked client threads beside a shard asleep in a syscall made
-// every round trip wait for the scheduler's sysmon, milliseconds, for
-// both servers alike). MB/s counts one direction; p50/p99 are round-trip
-// latencies.
+// pinned: a locked client thread beside a shard asleep in a syscall waits
+// for sysmon to poll the network, milliseconds per round trip (doc.go
+// says why). MB/s counts one direction; p50/p99 are round-trip latencies.
 func BenchmarkEcho1MiB(b *testing.B) {
 	serverCPU, _ := testCPUs(b)
 	one := []int{serverCPU}

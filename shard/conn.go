@@ -43,6 +43,7 @@ type Conn struct {
 	canceling bool // a cancel of the armed recv is on its way
 	paused    bool // reading stopped at the in-flight limit
 	resuming  bool // queued on the shard's resume list
+	large     bool // the last frame was received into its buffer: read the next head with RecvOnce
 	parked    []byte
 
 	sendQueue     [sendQueueLenMax]outgoing // ring of buffers to send, in order
@@ -176,7 +177,15 @@ func (c *Conn) onSend(completion Completion) {
 func (c *Conn) armRecv() {
 	invariant.Assert(!c.recvArmed, "one recv armed per connection")
 	invariant.Assert(c.state == connOpen, "only an open connection reads")
-	if err := c.shard.backend.Recv(c.fd, c.token(tokenRecv)); err != nil {
+	// After a large frame, a multishot receive would copy most of the next
+	// one out of the provided buffers before a switch to RecvInto could
+	// land (with deferred task work it drains the socket in one go); one
+	// buffer is enough to size the frame.
+	arm := c.shard.backend.Recv
+	if c.large {
+		arm = c.shard.backend.RecvOnce
+	}
+	if err := arm(c.fd, c.token(tokenRecv)); err != nil {
 		c.shard.fail(err)
 		return
 	}
@@ -270,6 +279,7 @@ func (c *Conn) onRecvInto(completion Completion) {
 		invariant.Assert(c.frame != nil, "a RecvInto fills a frame")
 		invariant.Assert(c.frameLen+completion.Result <= len(c.frame), "a RecvInto stays within its frame")
 		bump(&c.shard.stats.bytesIn, completion.Result)
+		bump(&c.shard.stats.bytesDirect, completion.Result)
 		c.frameLen += completion.Result
 		if c.frameLen == len(c.frame) {
 			c.deliver()
@@ -335,6 +345,7 @@ func (c *Conn) consume(data []byte) {
 func (c *Conn) deliver() {
 	frame := c.frame
 	c.frame, c.frameLen = nil, 0
+	c.large = len(frame) >= directRecvBytesMin && c.shard.backend.Direct(frame)
 	c.inflight++
 	bump(&c.shard.stats.framesIn, 1)
 	c.shard.handler.OnFrame(c, frame)
@@ -345,7 +356,7 @@ func (c *Conn) deliver() {
 func (c *Conn) consumeHead(data []byte) []byte {
 	take := min(len(data), frameHeadBytesMax-c.headLen)
 	copy(c.head[c.headLen:], data[:take])
-	size, err := c.shard.handler.FrameBytes(c.head[:c.headLen+take])
+	size, err := c.frameBytes(c.head[:c.headLen+take])
 	switch {
 	case err != nil:
 		c.close(fmt.Errorf("%w: %w", ErrFrameHeader, err))

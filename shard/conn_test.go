@@ -13,6 +13,7 @@ import (
 type fakeBackend struct {
 	pool     pool
 	recvs    []uint64
+	onces    []uint64
 	into     []uint64
 	sends    []uint64
 	cancels  []uint64
@@ -33,6 +34,12 @@ func (f *fakeBackend) Close() error                                  { return ni
 func (f *fakeBackend) Alloc(size int) []byte                         { return f.pool.get(size) }
 func (f *fakeBackend) Free(buf []byte)                               { f.pool.put(buf) }
 func (f *fakeBackend) Direct([]byte) bool                            { return true }
+func (f *fakeBackend) Trim()                                         {}
+
+func (f *fakeBackend) RecvOnce(_ int, token uint64) error {
+	f.onces = append(f.onces, token)
+	return nil
+}
 
 func (f *fakeBackend) RecvInto(_ int, _ []byte, token uint64) error {
 	f.into = append(f.into, token)
@@ -113,7 +120,8 @@ func TestConnEndOfStreamEndsCancelledRecv(t *testing.T) {
 // TestConnRecvIntoLifecycle drives the switch to receiving straight into
 // a large frame: a header announcing a large frame cancels the multishot
 // recv; its final completion arms RecvInto; RecvInto's completion finishes
-// the frame, which is delivered and answered, and multishot resumes.
+// the frame, which is delivered and answered, and the next head is read
+// with one RecvOnce.
 func TestConnRecvIntoLifecycle(t *testing.T) {
 	sh, fake, _, conn := newFakeShard(t)
 	frame := makeFrame(directRecvBytesMin+1000, 4)
@@ -131,7 +139,42 @@ func TestConnRecvIntoLifecycle(t *testing.T) {
 	if sh.Stats().FramesIn != 1 || len(fake.sends) != 1 {
 		t.Fatalf("frame not delivered and echoed: %+v, %d sends", sh.Stats(), len(fake.sends))
 	}
-	if len(fake.recvs) != 2 || conn.recvInto {
-		t.Fatal("multishot recv not re-armed after the frame")
+	if len(fake.recvs) != 1 || len(fake.onces) != 1 || conn.recvInto {
+		t.Fatal("after a large frame the next head is not read with RecvOnce")
+	}
+}
+
+// TestConnLargeFramesSkipTheCopy checks the path a connection of large
+// frames takes: once a large frame went into its buffer, the next head is
+// read with RecvOnce, whose one completion arms RecvInto for the rest at
+// once (no cancel, no bytes copied out of receive buffers beyond the
+// first); a small frame on the way brings back the multishot receive.
+func TestConnLargeFramesSkipTheCopy(t *testing.T) {
+	sh, fake, _, conn := newFakeShard(t)
+	conn.large = true // as after a large frame
+	large := makeFrame(directRecvBytesMin+5000, 9)
+	conn.onRecv(Completion{Token: fake.recvs[0], Errno: unix.ECANCELED}) // ends the multishot recv
+	if len(fake.onces) != 1 {
+		t.Fatal("the receive after a large frame is not a RecvOnce")
+	}
+	for round := range 3 {
+		head := large[:3000]
+		conn.onRecv(Completion{Token: fake.onces[round], Result: len(head), Data: head})
+		if len(fake.cancels) != 0 || len(fake.into) != round+1 || !conn.recvInto {
+			t.Fatalf("round %d: %d cancels, %d RecvIntos: want none and %d", round, len(fake.cancels), len(fake.into), round+1)
+		}
+		copy(conn.frame[conn.frameLen:], large[3000:])
+		conn.onRecvInto(Completion{Token: fake.into[round], Result: len(large) - 3000})
+		if got := sh.Stats(); got.FramesIn != uint64(round+1) || got.BytesDirect != uint64(round+1)*uint64(len(large)-3000) {
+			t.Fatalf("round %d: stats %+v", round, got)
+		}
+		if len(fake.onces) != round+2 {
+			t.Fatalf("round %d: next head not read with RecvOnce", round)
+		}
+	}
+	small := makeFrame(100, 3)
+	conn.onRecv(Completion{Token: fake.onces[3], Result: len(small), Data: small})
+	if len(fake.recvs) != 2 || len(fake.onces) != 4 {
+		t.Fatalf("after a small frame: %d multishot receives, %d RecvOnces; want 2 and 4", len(fake.recvs), len(fake.onces))
 	}
 }

@@ -42,6 +42,7 @@ type epollFD struct {
 	sendToken   uint64
 	sendData    []byte
 	recvInto    []byte // the armed recv fills this, once, instead of the arena
+	recvOnce    bool   // the armed recv ends after its first bytes
 }
 
 type epollTimeout struct {
@@ -83,6 +84,8 @@ func (b *epollBackend) Alloc(size int) []byte { return b.buffers.get(size) }
 
 func (b *epollBackend) Free(buf []byte) { b.buffers.put(buf) }
 
+func (b *epollBackend) Trim() { b.buffers = pool{} }
+
 func (b *epollBackend) Direct([]byte) bool { return true }
 
 func (b *epollBackend) slot(fd int) *epollFD {
@@ -109,8 +112,16 @@ func (b *epollBackend) Recv(fd int, token uint64) error {
 	}
 	state := b.slot(fd)
 	invariant.Assert(!state.receiving, "one recv armed per fd")
-	state.receiving, state.recvToken = true, token
+	state.receiving, state.recvToken, state.recvOnce = true, token, false
 	return b.register(fd, state)
+}
+
+func (b *epollBackend) RecvOnce(fd int, token uint64) error {
+	if err := b.Recv(fd, token); err != nil {
+		return err
+	}
+	b.slot(fd).recvOnce = true
+	return nil
 }
 
 func (b *epollBackend) RecvInto(fd int, buf []byte, token uint64) error {
@@ -194,7 +205,7 @@ func (b *epollBackend) Cancel(fd int, token uint64) error {
 	case state.accepting && state.acceptToken == token:
 		state.accepting = false
 	case state.receiving && state.recvToken == token:
-		state.receiving, state.recvInto = false, nil
+		state.receiving, state.recvInto, state.recvOnce = false, nil, false
 	case state.sending && state.sendToken == token:
 		state.sending, state.sendData = false, nil
 	default:

@@ -163,18 +163,20 @@ func (b *epollBackend) read(fd int, state *epollFD, out []Completion) int {
 			return count
 		}
 		completion := &out[count]
-		*completion = Completion{Token: state.recvToken, Result: max(n, 0), More: err == nil && n > 0}
+		*completion = Completion{Token: state.recvToken, Result: max(n, 0), More: err == nil && n > 0 && !state.recvOnce}
 		count++
 		if err != nil {
 			completion.Errno = errnoOf(err)
 		}
+		if n > 0 && err == nil {
+			completion.Data = buf[:n]
+			b.arenaUse += n
+		}
 		if !completion.More {
-			state.receiving = false
+			state.receiving, state.recvOnce = false, false
 			_ = b.register(fd, state) // the final completion ends the recv either way
 			return count
 		}
-		completion.Data = buf[:n]
-		b.arenaUse += n
 		if n < len(buf) {
 			return count
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,11 @@ func (s *Server) Addr() net.Addr { return s.runtime.Addr() }
 // RunUntilSignal serves until SIGINT or SIGTERM, then shuts down
 // gracefully (Runtime.RunUntilSignal).
 func (s *Server) RunUntilSignal(grace time.Duration) error { return s.runtime.RunUntilSignal(grace) }
+
+// RunUntil serves until a signal arrives on signals (Runtime.RunUntil).
+func (s *Server) RunUntil(signals <-chan os.Signal, grace time.Duration) error {
+	return s.runtime.RunUntil(signals, grace)
+}
 
 // Shutdown stops the server gracefully (Runtime.Shutdown).
 func (s *Server) Shutdown(ctx context.Context) error { return s.runtime.Shutdown(ctx) }
@@ -240,6 +246,10 @@ func (f *front) FrameBytes(head []byte) (int, error) {
 // and a write is visible to the read that follows it.
 func (f *front) OnFrame(conn *Conn, frame []byte) {
 	s, _ := conn.Attached().(*session)
+	if s != nil && s.classic != nil {
+		f.onClassicFrame(s, frame)
+		return
+	}
 	if s == nil {
 		if limit := f.server.options.ConnectionsMax; limit > 0 && f.server.clients.count() >= limit {
 			f.shard.Release(frame)
@@ -274,6 +284,9 @@ func (f *front) OnClose(conn *Conn, err error) {
 		f.shard.Release(frame)
 	}
 	s.order.queue = nil
+	if s.classic != nil {
+		f.classicClosed(s)
+	}
 	f.endSession(s)
 	f.server.clients.remove(s.id)
 	for i, other := range f.sessions {

@@ -133,6 +133,10 @@ func (f *front) finish(s *session, frame frameRef, reply []byte) {
 
 // release sends one reply (or forgets its frame) and frees the frame.
 func (f *front) release(s *session, done *pendingReply) {
+	if s.classic != nil {
+		f.classicRelease(s, done)
+		return
+	}
 	f.shard.Release(done.frame)
 	switch {
 	case s.closed:

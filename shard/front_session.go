@@ -38,6 +38,8 @@ type session struct {
 	written      []byte
 	writtenID    uint64
 	writtenValid bool
+	// classic is set on a 0.8 classic connection (front_classic.go).
+	classic *classicConn
 }
 
 func (f *front) newSession(conn *Conn) *session {
@@ -255,6 +257,10 @@ func (f *front) evictStale(now time.Time) {
 	limit := f.server.options.HeartbeatInterval * staleFactorPercent / 100
 	for _, s := range f.sessions {
 		if !s.inGroups || s.order.running > 0 || s.closed || s.evicted || now.Sub(s.lastSeen) < limit {
+			continue
+		}
+		if s.classic != nil {
+			f.classicStale(s)
 			continue
 		}
 		eviction := wire.EvictionHeader{Client: s.client, Reason: wire.EvictionStaleClient}

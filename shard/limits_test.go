@@ -27,6 +27,7 @@ func TestLimits(t *testing.T) {
 	check(poolBuffersPerClassMax >= inflightRequestsMax/2, "a busy connection's frames recycle through the pool")
 	check(connectionsHandoffMax <= queueSlotCount, "held handovers are fewer than one queue's slots")
 	check(spinIdleTurnsMax > 0, "spinning stops only after fruitless spins")
+	check(idleTrimDelay >= 100*spinMax, "an idle trim waits far longer than any spin: a pause between requests keeps its pages")
 	check(timersPerShardMax >= connectionsPerShardMax, "a timer per connection (idle timeouts) fits")
 	check(fileOpsInFlightMax >= completionsPerTurnMax, "file ops can keep a turn's completions busy")
 	check(acceptBacklog >= connectionsHandoffMax, "the backlog absorbs a burst while handovers wait")

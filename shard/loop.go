@@ -73,6 +73,7 @@ func (sh *Shard) wait(timeout time.Duration) int {
 	}
 	if count > 0 {
 		sh.spinIdle = 0
+		sh.busy = true
 	}
 	return count
 }
@@ -89,6 +90,7 @@ func (sh *Shard) spin() int {
 		}
 		if count > 0 {
 			sh.spinIdle = 0
+			sh.busy = true
 			return count
 		}
 		if sh.inboxPending() || sh.runtime.epoch.Load() != sh.epochSeen {

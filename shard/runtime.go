@@ -212,6 +212,7 @@ func (sh *Shard) main(newBackend newBackendFunc, opened chan<- error, begin <-ch
 	if rt.options.OnStart != nil {
 		rt.options.OnStart(sh)
 	}
+	sh.armTrim()
 	if sh.listener >= 0 {
 		sh.armAccept()
 	}

@@ -59,7 +59,9 @@ type Shard struct {
 	sleeping    atomic.Bool // blocked (or about to block) in Wait
 	completions []Completion
 	resume      []*Conn
-	spinIdle    int // fruitless spins in a row
+	spinIdle    int         // fruitless spins in a row
+	busy        bool        // completions arrived since the last idle check
+	idle        atomic.Bool // trimmed, and no completion since
 
 	listener  int   // shard 0 with a listener: the listening fd, else -1
 	accepting bool  // the accept op is armed

@@ -17,6 +17,13 @@ func (rt *Runtime) RunUntilSignal(grace time.Duration) error {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
+	return rt.RunUntil(signals, grace)
+}
+
+// RunUntil is RunUntilSignal on a channel the caller registered, so a
+// main can catch SIGINT/SIGTERM from before the runtime starts: a signal
+// that arrives while the shards start still shuts them down gracefully.
+func (rt *Runtime) RunUntil(signals <-chan os.Signal, grace time.Duration) error {
 	select {
 	case received := <-signals:
 		rt.logger.Info("shard: shutting down", "signal", received.String(), "grace", grace.String())

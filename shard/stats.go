@@ -9,11 +9,13 @@ type Stats struct {
 	ConnsClosed  uint64 // connections it closed
 	FramesIn     uint64 // whole frames handed to the Handler
 	BytesIn      uint64 // bytes received on connections
+	BytesDirect  uint64 // of BytesIn, bytes received straight into frame buffers (no copy)
 	BytesOut     uint64 // bytes sent on connections
 	SendsPartial uint64 // sends that wrote less than asked and were resumed
 	RecvsInto    uint64 // receives straight into a large frame's buffer
 	Pauses       uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
+	Trims        uint64 // idle stretches in which the shard gave back free buffers' memory
 }
 
 // stats is Stats with atomic fields. Only the owning thread writes, so
@@ -21,7 +23,7 @@ type Stats struct {
 type stats struct {
 	connsAdopted, connsClosed, framesIn, bytesIn atomic.Uint64
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
-	recvsInto                                    atomic.Uint64
+	recvsInto, bytesDirect, trims                atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -34,6 +36,7 @@ func (sh *Shard) Stats() Stats {
 		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
 		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
-		RecvsInto: s.recvsInto.Load(),
+		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
+		Trims: s.trims.Load(),
 	}
 }

@@ -50,6 +50,7 @@ type uringOp struct {
 	target    []byte // Read into a bounce: where the bytes go
 	cancelled bool
 	timeout   bool
+	once      bool // a buffer-select receive that ends with its first bytes
 }
 
 // Internal user_data values: the top byte 0xff is no token kind.
@@ -125,6 +126,8 @@ func (b *uringBackend) Alloc(size int) []byte { return b.memory.alloc(size) }
 
 func (b *uringBackend) Free(buf []byte) { b.memory.free(buf) }
 
+func (b *uringBackend) Trim() { b.memory.trim() }
+
 func (b *uringBackend) Direct(buf []byte) bool {
 	_, _, ok := b.memory.find(buf)
 	return ok
@@ -192,9 +195,20 @@ func (b *uringBackend) Recv(fd int, token uint64) error {
 	return nil
 }
 
+// RecvOnce arms one buffer-select receive: a single CQE with up to one
+// provided buffer of bytes, after which the caller picks the next receive.
+func (b *uringBackend) RecvOnce(fd int, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenRecv, fd).once = true
+	b.armRecv(fd, token)
+	return nil
+}
+
 func (b *uringBackend) armRecv(fd int, token uint64) {
 	sqe := b.sqe()
-	if b.multishotOK {
+	if b.multishotOK && !b.ops[token].once {
 		sqe.PrepRecvMultishot(int32(fd), b.recvRing, 0)
 	} else {
 		sqe.PrepRecvSelect(int32(fd), b.recvRing, 0)

@@ -28,8 +28,11 @@ type uringClass struct {
 const (
 	uringClassBytesMin = ring.PageBytes
 	uringClassCount    = 15 // 4 KiB … 64 MiB
-	// uringClassMapBytes is the memory one class maps (ring populates it at
-	// once): its buffer count is this over its buffer size, at least one.
+	// uringClassMapBytes is the address space one class maps: its buffer
+	// count is this over its buffer size, at least one. Pages become
+	// resident only when first touched, and the pool hands out the most
+	// recently freed buffer first, so a class costs the memory of its
+	// busiest moment, not this.
 	uringClassMapBytes = 32 << 20
 )
 
@@ -119,6 +122,14 @@ func (m *uringMemory) find(bytes []byte) (buf ring.Buf, start int, ok bool) {
 func (m *uringMemory) free(bytes []byte) {
 	if buf, _, ok := m.find(bytes); ok {
 		buf.Pool().Release(buf)
+	}
+}
+
+func (m *uringMemory) trim() {
+	for i := range m.classes {
+		if pool := m.classes[i].pool; pool != nil {
+			pool.Trim()
+		}
 	}
 }
 

@@ -93,8 +93,9 @@ func (b *uringBackend) translateRecv(cqe ring.CQE, op *uringOp, out *Completion)
 		return true
 	}
 	// The receive ended. Unless it failed for good (or was cancelled), the
-	// caller still wants bytes: re-arm, and report what came as more.
-	rearm := !op.cancelled && (cqe.Res > 0 || out.Errno == unix.ENOBUFS)
+	// caller still wants bytes: re-arm, and report what came as more; a
+	// RecvOnce that brought bytes is over.
+	rearm := !op.cancelled && (cqe.Res > 0 && !op.once || out.Errno == unix.ENOBUFS)
 	if rearm {
 		b.recvRearms++
 		b.armRecv(op.fd, cqe.UserData)

@@ -22,8 +22,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -106,6 +108,11 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		os.Exit(exitFatal)
 	}
 	backend, why := shard.BackendChoice(options.Runtime.Backend)
+	// Registered before the shards start, so a SIGTERM sent the moment the
+	// listener opens still drains gracefully instead of killing the process.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	server, err := shard.StartServer(options)
 	if err != nil {
 		logger.Error("start", "err", err.Error())
@@ -116,7 +123,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	}
 	logger.Info("whippet-server started", "address", server.Addr().String(), "backend", backend, "why", why,
 		"shards", len(server.Runtime().Shards()), "data", absolute(options.DataPath), "config", source)
-	err = server.RunUntilSignal(shutdownGrace)
+	err = server.RunUntil(signals, shutdownGrace)
 	var fatal *engine.FatalError
 	if errors.As(err, &fatal) || server.Fatal() != nil {
 		logger.Error("stopped: continuing was unsafe", "err", fmt.Sprint(err, server.Fatal()))
