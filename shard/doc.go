@@ -117,9 +117,10 @@
 //  1. Only a shard's own thread touches its state: connections, timers,
 //     backend, buffer pool and file ops. Other threads read only the atomic
 //     counters (Connections, Stats) and call Backend.Notify.
-//  2. A shard's thread is locked (runtime.LockOSThread) and pinned
-//     (sched_setaffinity) before its backend is created, and never
-//     unlocked, so the runtime discards the pinned thread at exit.
+//  2. A shard's thread is locked (runtime.LockOSThread) and, unless
+//     Options.Unpinned (pin_cores = false), pinned (sched_setaffinity)
+//     before its backend is created; it is never unlocked, so the runtime
+//     discards the thread at exit.
 //  3. Each ordered pair of shards has one SPSC queue; only the sender
 //     pushes and only the receiver pops. A full queue refuses the message
 //     (ErrQueueFull): nothing is dropped and the sender decides.
