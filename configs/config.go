@@ -16,12 +16,11 @@ type Config struct {
 
 // TCP is the client listener.
 type TCP struct {
-	Enabled                  bool   `toml:"enabled"`
-	Address                  string `toml:"address"`
-	MaxFrameSize             Size   `toml:"max_frame_size"`
-	MaxConnections           int    `toml:"max_connections"`
-	MaxInFlightPerConnection int    `toml:"max_in_flight_per_connection"`
-	TLS                      TLS    `toml:"tls"`
+	Enabled        bool   `toml:"enabled"`
+	Address        string `toml:"address"`
+	MaxFrameSize   Size   `toml:"max_frame_size"`
+	MaxConnections int    `toml:"max_connections"`
+	TLS            TLS    `toml:"tls"`
 }
 
 // TLS names a certificate and key in PEM files.
@@ -75,8 +74,6 @@ type Sharding struct {
 	CPUAllocation string   `toml:"cpu_allocation"`
 	PinCores      bool     `toml:"pin_cores"`
 	Backend       string   `toml:"backend"`
-	RingEntries   uint32   `toml:"ring_entries"`
-	InboxCapacity int      `toml:"inbox_capacity"`
 	Spin          Duration `toml:"spin"`
 }
 

@@ -110,7 +110,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad durability", "[system.topic]\ndurability = \"maybe\"\n", nil, "system.topic.durability"},
 		{"bad backend", "", []string{"WHIPPET_SYSTEM_SHARDING_BACKEND=kqueue"}, "system.sharding.backend"},
 		{"bad cpus", "[system.sharding]\ncpu_allocation = \"3-1\"\n", nil, "system.sharding.cpu_allocation"},
-		{"ring not power of two", "[system.sharding]\nring_entries = 1000\n", nil, "system.sharding.ring_entries"},
+		// Keys the runtime does not read are refused, never silently kept.
+		{"ring entries", "[system.sharding]\nring_entries = 4096\n", nil, "system.sharding.ring_entries"},
+		{"inbox capacity", "[system.sharding]\ninbox_capacity = 1024\n", nil, "system.sharding.inbox_capacity"},
+		{"in flight", "[tcp]\nmax_in_flight_per_connection = 8\n", nil, "tcp.max_in_flight_per_connection"},
 		{"bad env bool", "", []string{"WHIPPET_TCP_ENABLED=yes please"}, "WHIPPET_TCP_ENABLED"},
 		{"tls without cert", "[tcp.tls]\nenabled = true\n", nil, "tcp.tls.cert_file"},
 		{"cluster without secret", "[cluster]\nenabled = true\n[[cluster.nodes]]\nname = \"a\"\naddress = \"127.0.0.1:1\"\nreplica_address = \"127.0.0.1:2\"\n", nil, "cluster.auth.shared_secret"},

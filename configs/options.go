@@ -66,7 +66,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 	}
 	options := shard.ServerOptions{
 		Runtime: shard.Options{CPUs: cpus, Backend: c.System.Sharding.Backend, Listen: listen,
-			Spin: c.System.Sharding.Spin.Std(), Logger: logger},
+			Spin: c.System.Sharding.Spin.Std(), Unpinned: !c.System.Sharding.PinCores, Logger: logger},
 		DataPath:           c.System.Path,
 		RootUsername:       root.Username,
 		RootPassword:       root.Password,

@@ -13,11 +13,6 @@ const (
 	frameBytesMin        = 64 << 10
 	frameBytesMax        = 1 << 30
 	connectionsMax       = 1 << 20
-	inFlightPerConnMax   = 4096
-	ringEntriesMin       = 8
-	ringEntriesMax       = 32768
-	inboxCapacityMin     = 2
-	inboxCapacityMax     = 1 << 20
 	segmentBytesMin      = 1 << 20
 	segmentBytesMax      = 1 << 40
 	sharedSecretBytesMin = 32
@@ -52,9 +47,6 @@ func (c *Config) validateTCP() error {
 	}
 	if t.MaxConnections < 1 || t.MaxConnections > connectionsMax {
 		return invalid("tcp.max_connections", "%d is outside [1, %d]", t.MaxConnections, connectionsMax)
-	}
-	if t.MaxInFlightPerConnection < 1 || t.MaxInFlightPerConnection > inFlightPerConnMax {
-		return invalid("tcp.max_in_flight_per_connection", "%d is outside [1, %d]", t.MaxInFlightPerConnection, inFlightPerConnMax)
 	}
 	return checkTLS("tcp.tls", t.TLS)
 }
@@ -96,12 +88,6 @@ func (c *Config) validateSystem() error {
 	case "auto", "io_uring", "epoll":
 	default:
 		return invalid("system.sharding.backend", "%q is not one of auto, io_uring, epoll", s.Sharding.Backend)
-	}
-	if e := s.Sharding.RingEntries; e < ringEntriesMin || e > ringEntriesMax || e&(e-1) != 0 {
-		return invalid("system.sharding.ring_entries", "%d is not a power of two in [%d, %d]", e, ringEntriesMin, ringEntriesMax)
-	}
-	if n := s.Sharding.InboxCapacity; n < inboxCapacityMin || n > inboxCapacityMax || n&(n-1) != 0 {
-		return invalid("system.sharding.inbox_capacity", "%d is not a power of two in [%d, %d]", n, inboxCapacityMin, inboxCapacityMax)
 	}
 	if s.Topic.SegmentSize < segmentBytesMin || s.Topic.SegmentSize > segmentBytesMax {
 		return invalid("system.topic.segment_size", "%d bytes is outside [%d, %d]", s.Topic.SegmentSize, segmentBytesMin, segmentBytesMax)

@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"errors"
+	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
@@ -80,6 +83,32 @@ func TestPollAllocs(t *testing.T) {
 		}
 		if allocs := testing.AllocsPerRun(200, step); allocs != 0 {
 			t.Fatalf("poll from %s allocates %.1f times per op", name, allocs)
+		}
+	}
+}
+
+// TestIsFatalAllocs: IsFatal runs on every data-plane completion, so it
+// must not allocate for any error (it once did through errors.As), and it
+// must still find a FatalError under plain and joined wrapping.
+func TestIsFatalAllocs(t *testing.T) {
+	fatal := &engine.FatalError{Err: syscall.EIO}
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{engine.ErrBusy, false},
+		{fmt.Errorf("append: %w", engine.ErrJournalFull), false},
+		{fatal, true},
+		{fmt.Errorf("sync: %w", fatal), true},
+		{errors.Join(engine.ErrBusy, fmt.Errorf("sync: %w", fatal)), true},
+	}
+	for _, c := range cases {
+		if got := engine.IsFatal(c.err); got != c.want {
+			t.Fatalf("IsFatal(%v) = %v, want %v", c.err, got, c.want)
+		}
+		if allocs := testing.AllocsPerRun(100, func() { engine.IsFatal(c.err) }); allocs != 0 {
+			t.Fatalf("IsFatal(%v): %.1f allocations, want 0", c.err, allocs)
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package engine_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
@@ -71,4 +74,64 @@ func TestRealFilesRoundTripAndRebuild(t *testing.T) {
 		}
 	}
 	closePartition(t, storage, p)
+}
+
+// TestCleanRestartKeepsIndexes pins a recovery bug: an .index written
+// with O_DIRECT ends zero-padded to a block, and recovery, which wanted
+// exactly entries×24 bytes, rebuilt every index on every restart. A clean
+// restart must leave every .index byte for byte as it was, and a padded
+// tail that is not all zeros must still be rewritten.
+func TestCleanRestartKeepsIndexes(t *testing.T) {
+	directory := t.TempDir()
+	storage := directBackend{engine.NewDirectStorage()}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	options := engine.PartitionOptions{Directory: directory, SegmentBytes: 1 << 20, Logger: logger}
+	p, model := filled(t, storage, options, 200)
+	closePartition(t, storage, p)
+	indexes, _ := filepath.Glob(filepath.Join(directory, "*.index"))
+	before := map[string][]byte{}
+	padded := ""
+	for _, name := range indexes {
+		before[name] = mustRead(t, name)
+		if len(before[name])%24 != 0 {
+			padded = name
+		}
+	}
+	if len(indexes) < 2 || padded == "" {
+		t.Fatalf("%d indexes, none block-padded: the test does not cover the padded tail", len(indexes))
+	}
+	logs.Reset()
+	p = mustOpen(t, storage, options)
+	checkAll(t, storage, p, model)
+	closePartition(t, storage, p)
+	if strings.Contains(logs.String(), "rebuilding index") {
+		t.Fatalf("a clean restart rebuilt an index:\n%s", logs.String())
+	}
+	for _, name := range indexes {
+		if !bytes.Equal(mustRead(t, name), before[name]) {
+			t.Fatalf("%s changed across a clean restart", name)
+		}
+	}
+	damaged := mustRead(t, padded)
+	damaged[len(damaged)-1] = 0xFF
+	if err := os.WriteFile(padded, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	p = mustOpen(t, storage, options)
+	checkAll(t, storage, p, model)
+	closePartition(t, storage, p)
+	if !strings.Contains(logs.String(), "rebuilding index") || bytes.Equal(mustRead(t, padded), damaged) {
+		t.Fatalf("a non-zero byte in the padded tail was kept:\n%s", logs.String())
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -65,8 +65,29 @@ func (e *FatalError) Error() string {
 
 func (e *FatalError) Unwrap() error { return e.Err }
 
-// IsFatal reports whether err is (or wraps) a FatalError.
+// IsFatal reports whether err is (or wraps) a FatalError. It walks the
+// chain with type assertions, not errors.As, whose target would escape
+// and cost an allocation on every call (it runs on every data-plane
+// completion).
 func IsFatal(err error) bool {
-	var fatal *FatalError
-	return errors.As(err, &fatal)
+	for range errorDepthMax {
+		switch e := err.(type) {
+		case nil:
+			return false
+		case *FatalError:
+			return true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if IsFatal(inner) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }

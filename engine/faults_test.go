@@ -271,3 +271,66 @@ func TestOffsetWriteErrorDoesNotBlockClose(t *testing.T) {
 	}
 	closePartition(t, storage, p)
 }
+
+// syncCounter counts the fdatasyncs a partition submits.
+type syncCounter struct {
+	memBackend
+	syncs int
+}
+
+func (s *syncCounter) Submit(op *engine.Op) {
+	if op.Code == engine.OpSync {
+		s.syncs++
+	}
+	s.memBackend.Submit(op)
+}
+
+// TestFlushWritesWithoutSync pins a FlushUnsavedBuffer bug: with fsync
+// false it fdatasynced anyway. Flush waits for appends not yet written
+// (DurabilityMemory acknowledges before the write) and syncs nothing;
+// Sync fdatasyncs the .log and the .index.
+func TestFlushWritesWithoutSync(t *testing.T) {
+	storage := &syncCounter{memBackend: memBackend{enginetest.NewMemStorage(14)}}
+	options := testOptions()
+	options.Durability = engine.DurabilityMemory
+	p := mustOpen(t, storage, options)
+	appended := 0
+	op := &engine.AppendOp{Batch: enginetest.Batch(1, enginetest.Message{Payload: []byte("unsaved")}), Timestamp: 5,
+		Done: func(*engine.AppendOp) { appended++ }}
+	if err := p.Append(op); err != nil {
+		t.Fatal(err)
+	}
+	for _, fsync := range []bool{false, true} {
+		storage.syncs = 0
+		called := 0
+		done := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			called++
+		}
+		var err error
+		if fsync {
+			err = p.Sync(done)
+		} else {
+			err = p.Flush(done)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fsync && called != 0 {
+			t.Fatal("Flush completed before the pending write")
+		}
+		storage.drain()
+		want := 0
+		if fsync {
+			want = 2
+		}
+		if called != 1 || storage.syncs != want {
+			t.Fatalf("fsync %v: callback ran %d times, %d fdatasyncs, want 1 and %d", fsync, called, storage.syncs, want)
+		}
+	}
+	if appended != 1 || p.OffsetNext() != 1 {
+		t.Fatalf("append done %d times, offset next %d", appended, p.OffsetNext())
+	}
+}

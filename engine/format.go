@@ -85,15 +85,19 @@ func invalidBatch(record []byte) string {
 // [offsetFirst, offsetFirst+countMax) that fits in out's spare capacity,
 // as a sliced record when it is not the whole batch (PROTOCOL.md §8.5 and
 // §15 #4, wire.SliceBatchWithin). It returns out and the messages
-// appended; it appends nothing when not even one frame fits.
-func appendSlice(out, record []byte, offsetFirst uint64, countMax uint32) ([]byte, uint32) {
+// appended; it appends nothing when not even one frame fits, and then
+// needBytes is the spare capacity the smallest such record takes.
+func appendSlice(out, record []byte, offsetFirst uint64, countMax uint32) (_ []byte, taken uint32, needBytes int) {
 	slice, ok := wire.SliceBatchWithin(record, offsetFirst, countMax, cap(out)-len(out))
-	if !ok || cap(out)-len(out) < slice.Bytes() {
-		return out, 0
+	if !ok {
+		return out, 0, 0
+	}
+	if cap(out)-len(out) < slice.Bytes() {
+		return out, 0, slice.Bytes()
 	}
 	out = append(out, slice.Header[:]...)
 	out = append(out, slice.Frames...)
-	return out, slice.MessageCount
+	return out, slice.MessageCount, 0
 }
 
 // Index entries (.index, 24 bytes each, little-endian).

@@ -62,7 +62,7 @@ func TestGoldenBatchStamp(t *testing.T) {
 	if !bytes.Equal(stamped, stored) {
 		t.Fatalf("stamped record differs from the reference:\n got %x\nwant %x", stamped[:64], stored[:64])
 	}
-	out, taken := appendSlice(make([]byte, 0, len(stored)), stored, 101, 1)
+	out, taken, _ := appendSlice(make([]byte, 0, len(stored)), stored, 101, 1)
 	if taken != 1 || !bytes.Equal(out, sliced) {
 		t.Fatalf("sliced record (%d messages) differs:\n got %x\nwant %x", taken, out, sliced)
 	}

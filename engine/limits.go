@@ -69,6 +69,10 @@ const (
 // indexIntervalBytes is the least .log distance between two index entries:
 // a lookup walks at most this much plus one write chunk, and a segment's
 // in-memory index costs 24 bytes per interval (384 KiB per GiB of log).
+// errorDepthMax bounds the wrapping IsFatal follows: the engine's and
+// its callers' error chains are a few links deep.
+const errorDepthMax = 64
+
 const indexIntervalBytes = 64 << 10
 
 // indexBufferBytes is the aligned buffer of one .index write.

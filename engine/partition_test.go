@@ -90,6 +90,43 @@ func TestPollSlicesToFitOut(t *testing.T) {
 	compareMessages(t, got, messages[2:5], 2)
 }
 
+// TestPollNeedBytes pins a stuck-consumer bug: a poll whose buffer could
+// not hold even the first message due returned nothing and said nothing,
+// so a consumer polling with a small buffer never progressed. Now the poll
+// reports the capacity that message needs, and a poll with exactly that
+// capacity returns it, from memory and from disk after a reopen.
+func TestPollNeedBytes(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(4)}
+	options := engine.PartitionOptions{Directory: "/f/need", SegmentBytes: 1 << 20, Logger: quiet}
+	p := mustOpen(t, storage, options)
+	messages := []enginetest.Message{
+		{IDLow: 1, Payload: bytes.Repeat([]byte{1}, 70_000)},
+		{IDLow: 2, Payload: bytes.Repeat([]byte{2}, 70_000)},
+	}
+	if _, err := appendBatch(t, storage, p, enginetest.Batch(1, messages...), 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, reopen := range []bool{false, true} {
+		if reopen {
+			closePartition(t, storage, p)
+			p = mustOpen(t, storage, options)
+		}
+		small := &engine.PollOp{Strategy: engine.PollOffset, Value: 1, Count: 10, Out: make([]byte, 0, 64<<10)}
+		if got := poll(t, storage, p, small); len(got) != 0 {
+			t.Fatalf("reopen %v: a 64 KiB buffer got %d messages", reopen, len(got))
+		}
+		want := 256 + 48 + 70_000 // batch header, frame header, payload
+		if small.NeedBytes != want {
+			t.Fatalf("reopen %v: NeedBytes = %d, want %d", reopen, small.NeedBytes, want)
+		}
+		retry := &engine.PollOp{Strategy: engine.PollOffset, Value: 1, Count: 10, Out: make([]byte, 0, small.NeedBytes)}
+		compareMessages(t, poll(t, storage, p, retry), messages[1:], 1)
+		if retry.NeedBytes != 0 {
+			t.Fatalf("reopen %v: a poll that returned messages has NeedBytes %d", reopen, retry.NeedBytes)
+		}
+	}
+}
+
 // TestGroupCommit: appends that arrive while a write and its fdatasync
 // are in flight go out together in the next write, and none is
 // acknowledged before the fdatasync that covers it.

@@ -33,6 +33,10 @@ type PollOp struct {
 
 	// Messages is the count appended to Out; OffsetFirst and OffsetLast
 	// bound them. CurrentOffset is the partition's last acknowledged offset.
+	// NeedBytes is set when Messages is 0 only because the first message
+	// due does not fit Out's spare capacity: the capacity a retry needs to
+	// receive it (one whole or sliced record); else 0.
+	NeedBytes     int
 	Messages      uint32
 	OffsetFirst   uint64
 	OffsetLast    uint64
@@ -65,6 +69,7 @@ func (p *Partition) Poll(op *PollOp) error {
 		return fmt.Errorf("engine: unknown poll strategy %d", op.Strategy)
 	}
 	op.Messages, op.OffsetFirst, op.OffsetLast, op.Err = 0, 0, 0, nil
+	op.NeedBytes = 0
 	op.limit = p.offsetVisible
 	op.remaining = min(op.Count, pollMessagesMax)
 	op.byTimestamp = false
@@ -202,8 +207,11 @@ func (r *reader) take(op *PollOp, record []byte) bool {
 	countMax := uint32(min(uint64(op.remaining), op.limit-start))
 	// A batch that does not fit whole is sliced to the frames that do, so
 	// a poll always makes progress (PROTOCOL.md §15 #4).
-	out, taken := appendSlice(op.Out, record, start, countMax)
+	out, taken, needBytes := appendSlice(op.Out, record, start, countMax)
 	if taken == 0 {
+		if op.Messages == 0 {
+			op.NeedBytes = needBytes
+		}
 		return false
 	}
 	op.Out = out

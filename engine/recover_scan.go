@@ -215,9 +215,7 @@ func (r *recovery) serializeIndex() {
 func (r *recovery) indexRepairs() error {
 	scan, current := &r.scan, r.current
 	length := len(current.index) * indexEntryBytes
-	same := scan.indexSize == int64(length) &&
-		(length == 0 || bytes.Equal(scan.indexBytes[:length], scan.rebuilt[:length]))
-	if same {
+	if indexMatches(scan.indexBytes[:scan.indexSize], scan.rebuilt[:length]) {
 		return r.segmentRecovered()
 	}
 	if scan.indexSize > 0 {
@@ -228,6 +226,25 @@ func (r *recovery) indexRepairs() error {
 		r.stage = recoverWriteIndex
 	}
 	return nil
+}
+
+// indexMatches reports whether an .index file's bytes hold exactly the
+// rebuilt entries. Index writes are O_DIRECT and whole blocks, so a file
+// cleanly written ends in zeros up to the next block boundary; any other
+// byte past the entries, or a file longer than that block, differs.
+func indexMatches(file, entries []byte) bool {
+	if len(file) < len(entries) || int64(len(file)) > alignUp(int64(len(entries))) {
+		return false
+	}
+	if !bytes.Equal(file[:len(entries)], entries) {
+		return false
+	}
+	for _, value := range file[len(entries):] {
+		if value != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // repairDone advances through truncate, sync and index rewrite stages.

@@ -4,8 +4,16 @@ package engine
 // durability (FlushUnsavedBuffer with fsync): it waits for the write
 // pipeline to drain, fdatasyncs the active segment's .log and .index, and
 // calls done once. A failed fdatasync is fatal, as everywhere. One Sync at
-// a time: a second returns ErrBusy.
-func (p *Partition) Sync(done func(error)) error {
+// a time (Sync or Flush): a second returns ErrBusy.
+func (p *Partition) Sync(done func(error)) error { return p.startSync(done, true) }
+
+// Flush writes out what is appended and not yet written (FlushUnsavedBuffer
+// without fsync): it waits for the write pipeline to drain and calls done
+// once, without an fdatasync, so it makes nothing more durable than the
+// topic's durability already does.
+func (p *Partition) Flush(done func(error)) error { return p.startSync(done, false) }
+
+func (p *Partition) startSync(done func(error), fsync bool) error {
 	if p.fatal != nil {
 		return p.fatal
 	}
@@ -17,6 +25,7 @@ func (p *Partition) Sync(done func(error)) error {
 	}
 	p.syncer.p = p
 	p.syncer.done = done
+	p.syncer.fsync = fsync
 	p.syncer.op.Callback = p.syncer.stepDone
 	p.syncer.started = false
 	p.startFlush()
@@ -29,6 +38,7 @@ type syncer struct {
 	p       *Partition
 	op      Op
 	done    func(error)
+	fsync   bool
 	started bool
 	step    int
 }
@@ -39,6 +49,12 @@ func (s *syncer) resume() {
 		return
 	}
 	s.started = true
+	if !s.fsync {
+		done := s.done
+		s.done = nil
+		done(nil)
+		return
+	}
 	s.step = 0
 	s.op.Code, s.op.File, s.op.Buffer = OpSync, p.active().logFile, nil
 	p.storage.Submit(&s.op)

@@ -53,8 +53,9 @@ type Backend interface {
 	Read(fd int, buf []byte, position int64, token uint64) error
 	// Write writes a prefix of buf to a file at position.
 	Write(fd int, buf []byte, position int64, token uint64) error
-	// Fsync flushes a file's data and metadata to stable storage.
-	Fsync(fd int, token uint64) error
+	// Fdatasync flushes a file's data, and the metadata needed to read it
+	// back (its size), to stable storage (fdatasync(2)).
+	Fdatasync(fd int, token uint64) error
 	// Timeout completes after d with Errno ETIME.
 	Timeout(d time.Duration, token uint64) error
 	// Cancel ends the op started with token on fd; it completes (finally)

@@ -41,6 +41,7 @@ const (
 	DataDelete     // topic op: delete partitions for good
 	DataPurge      // topic op: empty partitions, offsets included
 	DataTopicStats // topic op: Stats of each partition into DataOp.Stats
+	DataRetention  // topic op: set the retention limits of open partitions
 	DataStatsAll   // every shard's totals into DataOp.Shards
 )
 
@@ -159,8 +160,8 @@ type DataOp struct {
 	Offset uint64
 	Found  bool
 
-	// Flush: Fsync (both flush the write pipeline and fdatasync; see
-	// DataShard.Flush). DeleteSegments: SegmentCount.
+	// Flush: Fsync (both drain the write pipeline; Fsync also
+	// fdatasyncs, see DataShard.Flush). DeleteSegments: SegmentCount.
 	Fsync        bool
 	SegmentCount int
 
@@ -177,9 +178,13 @@ type DataOp struct {
 	// when dedup dropped some). Poll: Messages appended to Out, from
 	// OffsetFirst to OffsetLast. CurrentOffset: the partition's last
 	// acknowledged offset (poll, offsets, stats). Partition: one partition's
-	// stats (DataStats). Err: nil, ErrPartitionNotFound, ErrDataBusy, an
-	// engine error, or an *engine.FatalError (the runtime is stopping).
+	// stats (DataStats). NeedBytes: a poll that returned nothing because
+	// its first message does not fit Out's spare capacity sets the capacity
+	// it needs (engine.PollOp.NeedBytes). Err: nil, ErrPartitionNotFound,
+	// ErrDataBusy, an engine error, or an *engine.FatalError (the runtime
+	// is stopping).
 	BaseOffset    uint64
+	NeedBytes     int
 	Messages      uint32
 	OffsetFirst   uint64
 	OffsetLast    uint64

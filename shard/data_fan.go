@@ -129,6 +129,10 @@ func (ds *DataShard) runFanPartition(share *dataFan, key PartitionKey, index int
 	case DataCreate:
 		share.remaining++
 		ds.ensure(share, key, p)
+	case DataRetention:
+		if p != nil && p.state != partitionDeleting {
+			p.config.ExpiryMicros, p.config.SizeBytesMax = op.Config.ExpiryMicros, op.Config.SizeBytesMax
+		}
 	case DataDelete:
 		if p == nil {
 			return // already gone: delete is idempotent
@@ -165,7 +169,7 @@ func (ds *DataShard) shareStep(share *dataFan, err error) {
 	if share.remaining > 0 {
 		return
 	}
-	if isFatal(share.err) {
+	if engine.IsFatal(share.err) {
 		ds.data.fail(ds.shard, share.err)
 	}
 	origin := share.op.origin

@@ -30,9 +30,8 @@ func (ds *DataShard) GetOffset(op *DataOp) { ds.start(op, DataGetOffset) }
 func (ds *DataShard) DeleteOffset(op *DataOp) { ds.start(op, DataDeleteOffset) }
 
 // Flush is FlushUnsavedBuffer: it waits until everything appended so far
-// is written and fdatasyncs the active segment. The engine writes every
-// append at once, so there is no unsaved buffer to write without a sync;
-// both values of op.Fsync therefore sync, which is never weaker.
+// is written (a memory-durability topic may hold appends not yet written)
+// and, when op.Fsync, fdatasyncs the active segment's .log and .index.
 func (ds *DataShard) Flush(op *DataOp) { ds.start(op, DataFlush) }
 
 // DeleteSegments removes the op.SegmentCount oldest sealed segments, never
@@ -59,6 +58,14 @@ func (ds *DataShard) Delete(op *DataOp) { ds.startFan(op, DataDelete) }
 // Purge empties partitions op.Key.Partition .. +op.PartitionCount-1:
 // every segment and stored consumer offset goes, offsets restart at 0.
 func (ds *DataShard) Purge(op *DataOp) { ds.startFan(op, DataPurge) }
+
+// Retention sets the retention limits (op.Config's ExpiryMicros and
+// SizeBytesMax; the rest of Config is fixed at create) of partitions
+// op.Key.Partition .. +op.PartitionCount-1, each on its owner, effective
+// from the next maintenance run (UpdateTopic, or a change of the
+// partition count that changes each partition's share of the topic's
+// size cap). Partitions that are gone or failed are skipped.
+func (ds *DataShard) Retention(op *DataOp) { ds.startFan(op, DataRetention) }
 
 // TopicStats fills op.Stats[i] with the counters of partition
 // op.Key.Partition+i, for i below op.PartitionCount (len(op.Stats) must

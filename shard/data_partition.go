@@ -94,7 +94,11 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		op.offsetOp.Consumer = op.Consumer
 		err = p.part.DeleteOffset(&op.offsetOp)
 	case DataFlush:
-		err = p.part.Sync(op.syncDone)
+		if op.Fsync {
+			err = p.part.Sync(op.syncDone)
+		} else {
+			err = p.part.Flush(op.syncDone)
+		}
 	case DataDeleteSegments:
 		op.maintenanceOp.SegmentCount = op.SegmentCount
 		err = p.part.DeleteSegments(&op.maintenanceOp)
@@ -133,7 +137,7 @@ func (ds *DataShard) appendDone(op *DataOp) {
 
 func (ds *DataShard) pollDone(op *DataOp) {
 	poll := &op.pollOp
-	op.Out, op.Messages, op.Err = poll.Out, poll.Messages, poll.Err
+	op.Out, op.Messages, op.NeedBytes, op.Err = poll.Out, poll.Messages, poll.NeedBytes, poll.Err
 	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
 	poll.Out = nil
 	ds.complete(op)
@@ -275,7 +279,7 @@ func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error)
 	if err != nil {
 		p.state, p.err = partitionFailed, err
 		ds.data.logger.Error("shard: partition refused to open", "partition", p.key.String(), "err", err.Error())
-		if isFatal(err) {
+		if engine.IsFatal(err) {
 			ds.data.fail(ds.shard, err)
 		}
 	} else {
@@ -318,7 +322,7 @@ func (ds *DataShard) retainDone(p *dataPartition) {
 	op := &p.retainOp
 	if op.Err != nil {
 		ds.data.logger.Warn("shard: retention failed", "partition", p.key.String(), "err", op.Err.Error())
-		if isFatal(op.Err) {
+		if engine.IsFatal(op.Err) {
 			ds.data.fail(ds.shard, op.Err)
 		}
 	} else if op.SegmentsDeleted > 0 {

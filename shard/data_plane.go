@@ -268,7 +268,7 @@ func (ds *DataShard) start(op *DataOp, kind DataKind) {
 
 // complete sends a finished op back to its origin (or finishes it here).
 func (ds *DataShard) complete(op *DataOp) {
-	if isFatal(op.Err) {
+	if engine.IsFatal(op.Err) {
 		ds.data.fail(ds.shard, op.Err)
 	}
 	if op.origin == ds {
@@ -348,7 +348,3 @@ func (d *Data) fail(sh *Shard, err error) {
 	}
 	sh.runtime.failWith(err)
 }
-
-// isFatal is engine.IsFatal without its allocation on the nil path (the
-// steady path): errors.As takes its target's address.
-func isFatal(err error) bool { return err != nil && engine.IsFatal(err) }

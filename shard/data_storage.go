@@ -139,7 +139,7 @@ func (s *Storage) begin(so *storageOp) error {
 	case engine.OpWrite:
 		err = s.shard.WriteAt(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), &so.file)
 	case engine.OpSync:
-		err = s.shard.Fsync(fd, &so.file)
+		err = s.shard.Fdatasync(fd, &so.file)
 	default:
 		invariant.Assert(false, "backend op is a read, write or sync")
 	}

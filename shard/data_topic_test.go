@@ -298,3 +298,32 @@ type atomicTime struct{ micros atomic.Uint64 }
 
 func (c *atomicTime) set(at time.Time) { c.micros.Store(uint64(at.UnixMicro())) }
 func (c *atomicTime) get() time.Time   { return time.UnixMicro(int64(c.micros.Load())) }
+
+// TestDataRetentionUpdate pins a reconfiguration bug: a topic's new
+// message expiry or size cap (UpdateTopic) reached its open partitions
+// only after a restart. Retention sets both on the owners of a range of
+// open partitions, and the next maintenance run applies them.
+func TestDataRetentionUpdate(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		clock := time.Unix(1_800_000_000, 0)
+		var clockMicros atomicTime
+		clockMicros.set(clock)
+		h := startData(t, backend, DataOptions{Directory: t.TempDir(), MaintenanceInterval: 5 * time.Millisecond, Now: clockMicros.get})
+		topic := PartitionKey{Stream: 9, Topic: 1}
+		h.create(topic, 2, PartitionConfig{SegmentBytes: 1 << 20})
+		second := PartitionKey{Stream: 9, Topic: 1, Partition: 1}
+		h.fillSegments(topic, 3)
+		h.fillSegments(second, 3)
+		clockMicros.set(clock.Add(time.Hour))
+		result := h.call(0, func(ds *DataShard, op *DataOp) {
+			op.Key, op.PartitionCount = topic, 2
+			op.Config = PartitionConfig{ExpiryMicros: 60_000_000}
+			ds.Retention(op)
+		})
+		if result.Err != nil {
+			t.Fatalf("retention: %v", result.Err)
+		}
+		h.waitSegments(topic, 1)
+		h.waitSegments(second, 1)
+	})
+}

@@ -119,9 +119,10 @@
 //     counters (Connections, Stats, QueueDepth, latency tables), call
 //     Backend.Notify, and hand sockets over through Runtime.Adopt's bounded
 //     inbox, which has its own mutex and is drained by the shard's loop.
-//  2. A shard's thread is locked (runtime.LockOSThread) and pinned
-//     (sched_setaffinity) before its backend is created, and never
-//     unlocked, so the runtime discards the pinned thread at exit.
+//  2. A shard's thread is locked (runtime.LockOSThread) and, unless
+//     Options.Unpinned (pin_cores = false), pinned (sched_setaffinity)
+//     before its backend is created; it is never unlocked, so the runtime
+//     discards the thread at exit.
 //  3. Each ordered pair of shards has one SPSC queue; only the sender
 //     pushes and only the receiver pops. A full queue refuses the message
 //     (ErrQueueFull): nothing is dropped and the sender decides.

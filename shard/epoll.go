@@ -166,11 +166,11 @@ func (b *epollBackend) Write(fd int, buf []byte, position int64, token uint64) e
 	return nil
 }
 
-func (b *epollBackend) Fsync(fd int, token uint64) error {
+func (b *epollBackend) Fdatasync(fd int, token uint64) error {
 	if b.closed {
 		return ErrClosed
 	}
-	b.complete(token, 0, unix.Fsync(fd))
+	b.complete(token, 0, unix.Fdatasync(fd))
 	return nil
 }
 

@@ -47,11 +47,12 @@ func exchange(t *testing.T, conn net.Conn, frame, reply []byte) []byte {
 	return reply[:size]
 }
 
-// TestFrontSendAllocations: the steady send path allocates at most one
-// object per request, process-wide (front, runtime, data plane, engine);
-// measured with the malloc count around a run of pre-encoded sends. The
-// front itself allocates nothing: the one left is engine.IsFatal's
-// errors.As target, called on every data-plane completion.
+// TestFrontSendAllocations: the steady send path allocates nothing,
+// process-wide (front, runtime, data plane, engine); measured with the
+// malloc count around a run of pre-encoded sends, with a little slack for
+// the runtime's own background allocations. It pins a regression in
+// which engine.IsFatal's errors.As target cost one allocation on every
+// data-plane completion.
 func TestFrontSendAllocations(t *testing.T) {
 	server := startTestServer(t)
 	conn, err := net.Dial("tcp", server.Addr().String())
@@ -110,8 +111,8 @@ func TestFrontSendAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perSend := float64(after.Mallocs-before.Mallocs) / sends
 	t.Logf("%.2f allocations per send (whole process)", perSend)
-	if perSend > 1.5 {
-		t.Fatalf("%.2f allocations per send, want at most 1 (amortised)", perSend)
+	if perSend > 0.1 {
+		t.Fatalf("%.2f allocations per send, want 0 (amortised)", perSend)
 	}
 }
 

@@ -30,10 +30,10 @@ func (f *front) dispatchData(c *call) bool {
 	case *wire.DeleteConsumerOffset:
 		f.offsetOp(c, view, &request.OffsetTarget, DataDeleteOffset, 0)
 	case *wire.FlushUnsavedBuffer:
-		f.partitionOp(c, view, request.Stream, request.Topic, request.PartitionID, DataFlush, 0)
+		f.partitionOp(c, view, request.Stream, request.Topic, request.PartitionID, DataFlush, 0, request.Fsync)
 	case *wire.DeleteSegments:
 		f.partitionOp(c, view, request.Stream, request.Topic, request.PartitionID, DataDeleteSegments,
-			int(request.SegmentsCount))
+			int(request.SegmentsCount), false)
 	default:
 		return false
 	}
@@ -94,8 +94,7 @@ func (f *front) startData(c *call, op *DataOp, kind DataKind, next func(c *call,
 func (f *front) dataDone(op *DataOp) {
 	c := op.Context.(*call)
 	if op.Err != nil {
-		var fatal *engine.FatalError
-		if errors.As(op.Err, &fatal) {
+		if engine.IsFatal(op.Err) {
 			f.server.fatal(op.Err)
 		}
 	}
@@ -183,9 +182,10 @@ func dataStatus(err error, notFound wire.Status) wire.Status {
 	return wire.StatusError
 }
 
-// partitionOp runs Flush or DeleteSegments on one partition.
+// partitionOp runs Flush (with or without fsync) or DeleteSegments on
+// one partition.
 func (f *front) partitionOp(c *call, view *frontView, streamID, topicID wire.Identifier, partition uint32,
-	kind DataKind, segments int) {
+	kind DataKind, segments int, fsync bool) {
 	target, ok := resolve(c, view, streamID, topicID, partition, wire.StatusStreamIDNotFound,
 		wire.StatusTopicIDNotFound, wire.StatusPartitionNotFound)
 	if !ok {
@@ -203,7 +203,7 @@ func (f *front) partitionOp(c *call, view *frontView, streamID, topicID wire.Ide
 		return
 	}
 	op := f.server.data.Local(f.shard).Get()
-	op.Key, op.Fsync, op.SegmentCount = target.key(), true, segments
+	op.Key, op.Fsync, op.SegmentCount = target.key(), fsync, segments
 	f.startData(c, op, kind, f.opDoneFn)
 }
 

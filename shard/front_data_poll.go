@@ -57,22 +57,41 @@ func (f *front) pollMessages(c *call, view *frontView, request *wire.PollMessage
 		return
 	}
 	recordsBytes := min(max(int(request.Count)*pollBytesPerMessage, pollRecordsBytesMin), pollRecordsBytesCap)
-	prefix := wire.HeaderBytes + pollPrefixBytes
-	c.buf, c.target = f.shard.Buffer(prefix+recordsBytes), target
+	c.target = target
 	op := f.server.data.Local(f.shard).Get()
 	op.Key, op.Strategy, op.Value = target.key(), engine.PollStrategy(request.Strategy.Kind), request.Strategy.Value
 	op.Count, op.Consumer, op.AutoCommit = request.Count, consumer, request.AutoCommit
+	f.startPoll(c, op, recordsBytes)
+}
+
+// startPoll reads op's records into a new reply buffer with room for
+// recordsBytes of them.
+func (f *front) startPoll(c *call, op *DataOp, recordsBytes int) {
+	prefix := wire.HeaderBytes + pollPrefixBytes
+	invariant.Assert(recordsBytes > 0, "front: a poll has room for records")
+	invariant.Assert(prefix+recordsBytes <= pollReplyBytesMax, "front: a poll reply stays within a frame")
+	c.buf = f.shard.Buffer(prefix + recordsBytes)
 	op.Out = c.buf[:prefix:len(c.buf)]
 	f.startData(c, op, DataPoll, f.pollDoneFn)
 }
 
-// pollDone answers a poll in the buffer the records were read into.
+// pollDone answers a poll in the buffer the records were read into. A
+// poll that got nothing only because its first message did not fit runs
+// again with room for it (PROTOCOL.md §15 #4: a poll always progresses).
 func (f *front) pollDone(c *call, op *DataOp) {
 	buf := c.buf
 	if op.Err != nil {
 		f.shard.Release(buf)
 		c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
 		f.complete(c)
+		return
+	}
+	if recordsBytes, ok := pollRetryBytes(op, len(buf)); ok {
+		f.shard.Release(buf)
+		retry := f.server.data.Local(f.shard).Get()
+		retry.Key, retry.Strategy, retry.Value = op.Key, op.Strategy, op.Value
+		retry.Count, retry.Consumer, retry.AutoCommit = op.Count, op.Consumer, op.AutoCommit
+		f.startPoll(c, retry, recordsBytes)
 		return
 	}
 	size := len(op.Out)
@@ -83,6 +102,19 @@ func (f *front) pollDone(c *call, op *DataOp) {
 	header.Encode(buf)
 	wire.EncodePollPrefix(buf[wire.HeaderBytes:], c.target.partition, op.CurrentOffset, op.Messages)
 	f.done(c, buf[:size])
+}
+
+// pollRetryBytes returns the records room of a rerun of a poll that got
+// nothing for want of room, and whether to rerun it: the message due
+// alone, or as many of that size as the count asks within the usual cap.
+// The room strictly grows, so a poll reruns at most once per size.
+func pollRetryBytes(op *DataOp, bufBytes int) (int, bool) {
+	prefix := wire.HeaderBytes + pollPrefixBytes
+	if op.Messages != 0 || op.NeedBytes <= bufBytes-prefix || prefix+op.NeedBytes > pollReplyBytesMax {
+		return 0, false
+	}
+	wanted := min(int64(op.NeedBytes)*int64(op.Count), pollRecordsBytesCap, int64(pollReplyBytesMax-prefix))
+	return max(op.NeedBytes, int(wanted)), true
 }
 
 // emptyPoll answers a 16-byte poll with no messages (§8.5).

@@ -1,6 +1,10 @@
 package shard
 
-import "time"
+import (
+	"time"
+
+	"github.com/whippetio/whippet/wire"
+)
 
 // Limits of the RPC front (PROTOCOL.md §9 names the user ones). TestLimits
 // checks how they relate to the runtime's.
@@ -57,8 +61,11 @@ const (
 	pollBytesPerMessage = 1024
 	pollRecordsBytesMin = 64 << 10
 	pollRecordsBytesCap = 8 << 20
-	pollPrefixBytes     = 16
-	pollNoPartition     = 0xFFFFFFFF // the group fence sentinel (§8.5)
+	// pollReplyBytesMax bounds a poll reply that holds one message larger
+	// than pollRecordsBytesCap: a frame, which any accepted message fits.
+	pollReplyBytesMax = wire.FrameBytesMax
+	pollPrefixBytes   = 16
+	pollNoPartition   = 0xFFFFFFFF // the group fence sentinel (§8.5)
 )
 
 // Argon2id parameters for stored passwords (the OWASP minimum: 19 MiB, two

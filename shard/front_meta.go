@@ -139,8 +139,7 @@ func (m *metaPlane) run(c *call) {
 // executed maps the store's outcome and runs what follows a change.
 func (m *metaPlane) executed(c *call, e *metadata.Execution) {
 	if e.Err != nil {
-		var fatal *engine.FatalError
-		if errors.As(e.Err, &fatal) {
+		if engine.IsFatal(e.Err) {
 			m.front.server.fatal(e.Err)
 			c.status = wire.StatusError
 		} else {

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +26,9 @@ func (m *metaPlane) afterPartitions(c *call, command *metadata.Command, result m
 		c.ranges = []topicRange{m.rangeOf(command.StreamID, topic, first, len(result.PartitionIDs))}
 	case metadata.DeleteTopic, metadata.DeleteStream, metadata.DeletePartitions:
 		kind = DataDelete
+	case metadata.UpdateTopic:
+		kind = DataRetention
+		c.ranges = []topicRange{m.topicRange(command.StreamID, view.stream(command.StreamID).Topics[command.TopicID])}
 	default:
 		kind = DataPurge
 	}
@@ -36,10 +38,37 @@ func (m *metaPlane) afterPartitions(c *call, command *metadata.Command, result m
 		c.payload = m.front.topicDetails(command.StreamID, topic)
 	}
 	var cleanup func()
-	if command.Kind == metadata.DeleteTopic || command.Kind == metadata.DeleteStream {
+	switch command.Kind {
+	case metadata.DeleteTopic, metadata.DeleteStream:
 		cleanup = func() { m.removeDirectories(command, c.ranges) }
+	case metadata.CreatePartitions, metadata.DeletePartitions:
+		// Each partition's share of max_topic_size follows the count.
+		retention := m.topicRange(command.StreamID, view.stream(command.StreamID).Topics[command.TopicID])
+		cleanup = func() { m.retune(retention) }
 	}
 	m.topicOps(c, kind, c.ranges, cleanup)
+}
+
+// topicRange covers every partition of topic, with its current config.
+func (m *metaPlane) topicRange(streamID uint32, topic *metadata.Topic) topicRange {
+	if len(topic.Partitions) == 0 {
+		return m.rangeOf(streamID, topic, 0, 0)
+	}
+	first := topic.Partitions[0].ID
+	return m.rangeOf(streamID, topic, int(first), int(topic.Partitions[len(topic.Partitions)-1].ID-first)+1)
+}
+
+// retune sets the retention limits of a range of partitions; nothing
+// waits for it (a failure leaves the previous limits until a restart).
+func (m *metaPlane) retune(r topicRange) {
+	if r.count == 0 {
+		return
+	}
+	local := m.front.server.data.Local(m.front.shard)
+	op := local.Get()
+	op.Key, op.PartitionCount, op.Config = r.key, r.count, r.config
+	op.Done = local.Put
+	local.Retention(op)
 }
 
 // removeDirectories removes the emptied directories of deleted topics
@@ -129,6 +158,8 @@ func (m *metaPlane) topicOps(c *call, kind DataKind, ranges []topicRange, cleanu
 			local.Create(op)
 		case DataDelete:
 			local.Delete(op)
+		case DataRetention:
+			local.Retention(op)
 		default:
 			local.Purge(op)
 		}
@@ -142,8 +173,7 @@ func (m *metaPlane) topicOpDone(c *call, err error) {
 	if err == nil {
 		return
 	}
-	var fatal *engine.FatalError
-	if errors.As(err, &fatal) {
+	if engine.IsFatal(err) {
 		m.front.server.fatal(err)
 	}
 	m.front.server.options.Logger.Error("partition change failed", "code", c.code.String(), "err", err.Error())

@@ -177,7 +177,7 @@ func (m *metaPlane) after(c *call, command *metadata.Command, result metadata.Re
 		key := metadata.GroupKey{StreamID: command.StreamID, TopicID: command.TopicID, GroupID: command.GroupID}
 		m.dropGroups(func(k metadata.GroupKey) bool { return k == key })
 	case metadata.CreateTopic, metadata.CreatePartitions, metadata.DeletePartitions, metadata.DeleteTopic,
-		metadata.DeleteStream, metadata.PurgeTopic, metadata.PurgeStream:
+		metadata.DeleteStream, metadata.PurgeTopic, metadata.PurgeStream, metadata.UpdateTopic:
 		m.afterPartitions(c, command, result, view)
 		return
 	}

@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"slices"
+
 	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/wire"
 )
@@ -223,11 +225,35 @@ func getGroup(_ *front, c *call, view *frontView) {
 	key := metadata.GroupKey{StreamID: stream.ID, TopicID: topic.ID, GroupID: group.ID}
 	details := &wire.ConsumerGroupDetails{ConsumerGroupInfo: groupInfo(topic, group, view.groups[key])}
 	if members := view.groups[key]; members != nil {
+		classicView := c.session != nil && c.session.classic != nil
 		for _, member := range members.members {
-			details.Members = append(details.Members, wire.GroupMember{ID: member.ID, Partitions: member.Partitions})
+			partitions := member.Partitions
+			if classicView {
+				partitions = withRevoking(partitions, member.Client, members.revoking)
+			}
+			details.Members = append(details.Members, wire.GroupMember{ID: member.ID, Partitions: partitions})
 		}
 	}
 	c.payload = details
+}
+
+// withRevoking adds the partitions client still holds pending revocation:
+// a 0.8 GetConsumerGroup lists them with their current owner (0.8 §6.5),
+// while 0.9 lists only what a member owns.
+func withRevoking(owned []uint32, client metadata.ClientID, revoking []revokingPartition) []uint32 {
+	partitions := owned
+	for _, r := range revoking {
+		if r.client == client && !slices.Contains(partitions, r.partition) {
+			if len(partitions) == len(owned) {
+				partitions = slices.Clone(owned)
+			}
+			partitions = append(partitions, r.partition)
+		}
+	}
+	if len(partitions) != len(owned) { // Sorting a clone: the view is shared read-only.
+		slices.Sort(partitions)
+	}
+	return partitions
 }
 
 func getGroups(_ *front, c *call, view *frontView) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,10 @@ type Options struct {
 	// spinIdleTurnsMax fruitless spins until work returns). Zero never
 	// spins; spinning costs a core, so set it only where shards own theirs.
 	Spin time.Duration
+	// Unpinned leaves each shard's locked thread free to run on any CPU
+	// instead of binding it to its CPU in CPUs (which then only counts
+	// the shards).
+	Unpinned bool
 	// Logger receives the runtime's few log lines; nil means slog.Default.
 	Logger *slog.Logger
 }
@@ -183,7 +188,12 @@ func (rt *Runtime) startThreads(newBackend newBackendFunc) error {
 func (sh *Shard) main(newBackend newBackendFunc, opened chan<- error, begin <-chan bool) {
 	rt := sh.runtime
 	defer rt.threads.Done()
-	err := pinThread(sh.cpu)
+	var err error
+	if rt.options.Unpinned {
+		runtime.LockOSThread()
+	} else {
+		err = pinThread(sh.cpu)
+	}
 	if err == nil {
 		sh.backend, err = newBackend()
 	}

@@ -231,13 +231,13 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 		result <- nil
 	}
 	sync.Done = func(op *FileOp) {
-		if !fail(op, "fsync") {
+		if !fail(op, "fdatasync") {
 			_ = sh.ReadAt(fd, readBack, 0, &read) // a fresh shard has file-op slots
 		}
 	}
 	write2.Done = func(op *FileOp) {
 		if !fail(op, "write heap") && op.Result == len(heap) {
-			_ = sh.Fsync(fd, &sync)
+			_ = sh.Fdatasync(fd, &sync)
 		}
 	}
 	write1.Done = func(op *FileOp) {

@@ -120,15 +120,17 @@ func (sh *Shard) WriteAt(fd int, buf []byte, position int64, op *FileOp) error {
 	return sh.backend.Write(fd, buf, position, token)
 }
 
-// Fsync flushes fd's data and metadata. A failed fsync must not be
+// Fdatasync flushes fd's data and the metadata needed to read it back
+// (fdatasync(2): enough for segment, index and offset files, whose names
+// are made durable by a directory sync). A failed fdatasync must not be
 // retried: the kernel may have dropped the pages it could not write.
-func (sh *Shard) Fsync(fd int, op *FileOp) error {
+func (sh *Shard) Fdatasync(fd int, op *FileOp) error {
 	op.kind = FileFsync
 	token, err := sh.startFileOp(op, nil)
 	if err != nil {
 		return err
 	}
-	return sh.backend.Fsync(fd, token)
+	return sh.backend.Fdatasync(fd, token)
 }
 
 func (sh *Shard) startFileOp(op *FileOp, buf []byte) (uint64, error) {

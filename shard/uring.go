@@ -295,13 +295,13 @@ func (b *uringBackend) Write(fd int, buf []byte, position int64, token uint64) e
 	return nil
 }
 
-func (b *uringBackend) Fsync(fd int, token uint64) error {
+func (b *uringBackend) Fdatasync(fd int, token uint64) error {
 	if b.closed {
 		return ErrClosed
 	}
 	b.track(token, tokenFile, fd)
 	sqe := b.sqe()
-	sqe.PrepFsync(int32(fd), 0)
+	sqe.PrepFsync(int32(fd), ring.FsyncDatasync)
 	sqe.SetUserData(token)
 	return nil
 }

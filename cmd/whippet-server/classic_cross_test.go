@@ -359,6 +359,19 @@ func TestClassicGroupHandover(t *testing.T) {
 	group := must[classic.GroupEntry](t, "create group")(first.CreateGroup(ctx, cid(0), cid(0), "pair"))
 	check(t, "first joins", first.JoinGroup(ctx, cid(0), cid(0), cid(group.ID)))
 	check(t, "second joins", second.JoinGroup(ctx, cid(0), cid(0), cid(group.ID)))
+	// 0.8 §6.5: GetConsumerGroup lists partitions pending revocation with
+	// their current owner, so no partition is missing mid-handover.
+	details, found, err := second.GetGroup(ctx, cid(0), cid(0), cid(group.ID))
+	check(t, "get group", err)
+	listed := map[uint32]int{}
+	for _, member := range details.Members {
+		for _, partition := range member.Partitions {
+			listed[partition]++
+		}
+	}
+	if !found || len(details.Members) != 2 || listed[0] != 1 || listed[1] != 1 {
+		t.Fatalf("group members %+v: want both partitions listed once across 2 members", details.Members)
+	}
 	owners := map[uint32]string{}
 	seen := map[string]int{}
 	poll := func(name string, c *classicclient.Client) {

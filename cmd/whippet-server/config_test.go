@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,5 +86,39 @@ func TestProfileAndFresh(t *testing.T) {
 	s.start()
 	if streams := must[wire.StreamList](t, "streams")(s.dial(t).GetStreams(ctx)); len(streams) != 0 {
 		t.Fatalf("streams after --fresh %+v", streams)
+	}
+}
+
+// TestPinCores: system.sharding.pin_cores was accepted and ignored. With
+// it on (the default) some thread of the server is bound to one CPU;
+// with it off none is. Read from /proc/<pid>/task/*/status.
+func TestPinCores(t *testing.T) {
+	allowed, err := os.ReadFile("/proc/self/status")
+	if err != nil || !strings.Contains(string(allowed), "Cpus_allowed_list:") {
+		t.Skip("/proc/<pid>/status with Cpus_allowed_list not available")
+	}
+	if shardCount(t) < 2 {
+		t.Skip("pinning is only visible with at least two CPUs")
+	}
+	for _, pinned := range []bool{true, false} {
+		s := startServer(t, "WHIPPET_SYSTEM_SHARDING_PIN_CORES="+strconv.FormatBool(pinned))
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", s.command.Process.Pid))
+		single := 0
+		for _, task := range tasks {
+			status, err := os.ReadFile(task)
+			if err != nil {
+				continue // the thread ended
+			}
+			for _, line := range strings.Split(string(status), "\n") {
+				if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok &&
+					!strings.ContainsAny(strings.TrimSpace(list), ",-") {
+					single++
+				}
+			}
+		}
+		if pinned != (single > 0) {
+			t.Fatalf("pin_cores = %v: %d of %d threads bound to one CPU", pinned, single, len(tasks))
+		}
+		s.stop()
 	}
 }

@@ -222,3 +222,41 @@ func TestPipelinedPolls(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPollLargeMessages pins a stuck-consumer bug: a poll whose reply
+// buffer (sized from its count) could not hold the first message due
+// returned no messages, so a consumer polling Next with count 10 never got
+// past a 70 KB message, and a message over the 8 MiB poll cap could never
+// be read back. Every accepted message must come back, one poll at a time.
+func TestPollLargeMessages(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "create stream")(c.CreateStream(ctx, "big", nil))
+	must[*wire.TopicDetails](t, "create topic")(c.CreateTopic(ctx,
+		&wire.CreateTopic{Stream: id(0), PartitionsCount: 1, Name: "blobs"}))
+	sizes := []int{10, 70_000, 9 << 20, 10, 70_000}
+	for index, size := range sizes {
+		payload := []byte(strings.Repeat(string(rune('a'+index)), size))
+		must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(0),
+			[]wire.OutgoingMessage{{ID: wire.Uint128{Lo: uint64(index + 1)}, Payload: payload}}))
+	}
+	for _, count := range []uint32{1, 10} {
+		consumer := wire.Consumer{Kind: wire.ConsumerSingle, ID: id(100 + count)}
+		for index := 0; index < len(sizes); {
+			polled := must[*wire.PolledMessages](t, "poll")(c.PollMessages(ctx, &wire.PollMessages{
+				Consumer: consumer, Stream: id(0), Topic: id(0), Partition: wire.PartitionOf(0),
+				Strategy: wire.Strategy{Kind: wire.StrategyNext}, Count: count, AutoCommit: true}))
+			got := payloads(t, polled)
+			if len(got) == 0 {
+				t.Fatalf("count %d: poll at message %d (%d bytes) returned nothing", count, index, sizes[index])
+			}
+			for _, payload := range got {
+				if len(payload) != sizes[index] || payload[0] != byte('a'+index) {
+					t.Fatalf("count %d: message %d has %d bytes, want %d", count, index, len(payload), sizes[index])
+				}
+				index++
+			}
+		}
+	}
+}

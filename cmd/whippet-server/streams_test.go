@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/wire"
 )
@@ -155,4 +156,85 @@ func TestPartitionsOfASecondTopic(t *testing.T) {
 		messages("n", 2)))
 	check(t, "remove partitions", c.DeletePartitions(ctx, id(0), id(second.ID), 2))
 	waitAssignment(t, c, target, []uint32{0})
+}
+
+// TestUpdateTopicOptionsReported pins a reply bug: after UpdateTopic set
+// message_expiry and max_topic_size, GetTopic still reported them among
+// the derived options with their create-time values, as if the client had
+// never set them. They must read as set (explicit, with the new values),
+// before and after a restart; the keys the client never set stay derived.
+func TestUpdateTopicOptionsReported(t *testing.T) {
+	s := startServer(t)
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "create stream")(c.CreateStream(ctx, "a", nil))
+	must[*wire.TopicDetails](t, "create topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0),
+		PartitionsCount: 1, Name: "t", Options: wire.Headers{wire.StringHeader(wire.OptionCompressionAlgorithm, "gzip")}}))
+	check(t, "update topic", c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: id(0), Topic: id(0), Name: "t",
+		Options: wire.Headers{wire.Uint64Header(wire.OptionMessageExpiry, 60_000_000),
+			wire.Uint64Header(wire.OptionMaxTopicSize, 1<<30)}}))
+	for _, restart := range []bool{false, true} {
+		if restart {
+			s.restart()
+			c = s.dial(t)
+		}
+		got := must[*wire.TopicDetails](t, "get topic")(c.GetTopic(ctx, id(0), id(0)))
+		want := map[string]uint64{wire.OptionMessageExpiry: 60_000_000, wire.OptionMaxTopicSize: 1 << 30}
+		for key, value := range want {
+			entry, set := got.Options.Lookup(key)
+			if number, ok := entry.Uint64(); !set || !ok || number != value {
+				t.Fatalf("restart %v: explicit %s = %v (set %v), want %d", restart, key, entry, set, value)
+			}
+			if _, derived := got.DerivedOptions.Lookup(key); derived {
+				t.Fatalf("restart %v: %s still reported as derived", restart, key)
+			}
+		}
+		if _, set := got.Options.Lookup(wire.OptionCompressionAlgorithm); !set {
+			t.Fatalf("restart %v: the create-time compression option was lost", restart)
+		}
+		if _, derived := got.DerivedOptions.Lookup(wire.OptionSegmentSize); !derived {
+			t.Fatalf("restart %v: segment_size, never set, is not derived", restart)
+		}
+	}
+	// PROTOCOL.md §4.4: the reads of a missing stream answer status 0, an
+	// empty topic list and an empty GetTopic body (the SDK's TopicIdNotFound).
+	list, err := c.GetTopics(ctx, id(9))
+	if err != nil || len(list) != 0 {
+		t.Fatalf("topics of a missing stream: %v, %v; want an empty list", list, err)
+	}
+	_, err = c.GetTopic(ctx, id(9), id(0))
+	wantStatus(t, "topic of a missing stream", err, wire.StatusTopicIDNotFound)
+}
+
+// TestUpdateTopicRetentionLive pins a reconfiguration bug: an UpdateTopic
+// that set message_expiry reached the topic's open partitions only after
+// a restart. With maintenance every 20 ms, the expired sealed segments go
+// without one.
+func TestUpdateTopicRetentionLive(t *testing.T) {
+	s := startServer(t, "WHIPPET_DATA_MAINTENANCE_MESSAGES_INTERVAL=20 ms")
+	c := s.dial(t)
+	ctx := ctxTimeout(t)
+	must[*wire.StreamInfo](t, "create stream")(c.CreateStream(ctx, "r", nil))
+	must[*wire.TopicDetails](t, "create topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0),
+		PartitionsCount: 1, Name: "t", Options: wire.Headers{wire.Uint64Header(wire.OptionSegmentSize, wire.SegmentBytesMin)}}))
+	payload := make([]byte, 100_000)
+	for index := 0; index < int(3*wire.SegmentBytesMin)/len(payload)+1; index++ {
+		must[wire.SendConfirmations](t, "send")(c.SendMessages(ctx, id(0), id(0), wire.PartitionID(0),
+			[]wire.OutgoingMessage{{ID: wire.Uint128{Lo: uint64(index + 1)}, Payload: payload}}))
+	}
+	segments := func() uint32 {
+		return must[*wire.TopicDetails](t, "get topic")(c.GetTopic(ctx, id(0), id(0))).Partitions[0].SegmentsCount
+	}
+	if count := segments(); count < 3 {
+		t.Fatalf("%d segments, want at least 3", count)
+	}
+	check(t, "update topic", c.UpdateTopic(ctx, &wire.UpdateTopic{Stream: id(0), Topic: id(0), Name: "t",
+		Options: wire.Headers{wire.Uint64Header(wire.OptionMessageExpiry, 1)}}))
+	deadline := time.Now().Add(10 * time.Second)
+	for segments() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d segments 10 s after the expiry update, want 1", segments())
+		}
+		time.Sleep(20 * time.Millisecond) // the server's maintenance timer, not ours to drive
+	}
 }

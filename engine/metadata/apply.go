@@ -167,13 +167,16 @@ func prepareUpdateTopic(s *State, c *Command) error {
 	return nil
 }
 
-// applyUpdateTopic changes the name and the updatable options only.
+// applyUpdateTopic changes the name and the updatable options only, with
+// the client-set option entries, so that the keys an update set read as
+// set (explicit) rather than as resolved at create (derived).
 func applyUpdateTopic(s *State, c *Command) Result {
 	topic := s.Topic(c.StreamID, c.TopicID)
 	topic.Name = c.Name
 	topic.Config.MessageExpiryMicros = c.Config.MessageExpiryMicros
 	topic.Config.MaxTopicSizeBytes = c.Config.MaxTopicSizeBytes
 	topic.Config.Compression = c.Config.Compression
+	topic.Config.Options = c.Config.Options
 	return Result{StreamID: c.StreamID, TopicID: c.TopicID}
 }
 
