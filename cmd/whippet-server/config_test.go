@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,5 +121,27 @@ func TestPinCores(t *testing.T) {
 			t.Fatalf("pin_cores = %v: %d of %d threads bound to one CPU", pinned, single, len(tasks))
 		}
 		s.stop()
+	}
+}
+
+// TestHTTPAddressTakenFailsStart: an enabled HTTP API whose address is
+// taken stops the start with a message naming http.address, instead of a
+// broker that serves TCP while its health checks and metrics are dark.
+func TestHTTPAddressTakenFailsStart(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	command := exec.Command(serverBinary(t))
+	command.Env = []string{"WHIPPET_SYSTEM_PATH=" + t.TempDir(), "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
+		"WHIPPET_HTTP_ENABLED=true", "WHIPPET_HTTP_ADDRESS=" + taken.Addr().String()}
+	output, err := command.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitError {
+		t.Fatalf("exit = %v, want code %d; output:\n%s", err, exitError, output)
+	}
+	if !strings.Contains(string(output), "http.address") {
+		t.Fatalf("output does not name http.address:\n%s", output)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -44,9 +45,11 @@ func startFronts(config *configs.Config, server *shard.Server, root configs.Cred
 		return f, nil
 	}
 	if err := f.startHTTP(config, server, root, logger); err != nil {
-		// The broker's clients speak TCP; an HTTP address already taken
-		// (a second server on one host) costs the API, not the broker.
-		logger.Error("http API not served", "address", config.HTTP.Address, "err", err.Error())
+		// An operator who enabled the API relies on it (health checks,
+		// metrics): a taken address fails the start rather than leaving a
+		// broker that looks healthy to its clients and dark to its monitors.
+		f.close()
+		return nil, fmt.Errorf("http.address %s: %w", config.HTTP.Address, err)
 	}
 	return f, nil
 }
