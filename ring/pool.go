@@ -12,7 +12,8 @@ import (
 // Pool is a set of equally sized, page-aligned buffers in one anonymous
 // mapping outside the Go heap: the GC never moves or frees memory the kernel
 // holds, and O_DIRECT accepts every buffer. Pools may be registered with one
-// ring as its fixed buffers (Ring.RegisterBuffers) for READ_FIXED and
+// ring as its fixed buffers (Ring.RegisterBuffers, or RegisterBuffersSparse
+// with Buf.Fix filling a buffer's slot on first use) for READ_FIXED and
 // WRITE_FIXED.
 //
 // Ownership: a buffer is free, held by the caller (after Acquire, and after
