@@ -164,3 +164,76 @@ func writeWait(t *testing.T, b *uringBackend, fd int, buf []byte) bool {
 	t.Error("write did not complete")
 	return false
 }
+
+// TestURingFixedMemlockFallback: on a thread without CAP_IPC_LOCK the
+// kernel charges pinned slots to RLIMIT_MEMLOCK; past it a slot cannot be
+// filled and the write goes out as a plain WRITE, with the right bytes.
+func TestURingFixedMemlockFallback(t *testing.T) {
+	if err := uringAvailable(); err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	var limit unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &limit); err != nil || limit.Cur == unix.RLIM_INFINITY || limit.Cur > 64<<20 {
+		t.Skipf("RLIMIT_MEMLOCK %d (err %v): too large to exceed here", limit.Cur, err)
+	}
+	name := filepath.Join(t.TempDir(), "memlock")
+	fd, err := unix.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Skipf("O_DIRECT: %v", err)
+	}
+	defer unix.Close(fd)
+	skip := make(chan string, 1)
+	go func() {
+		defer close(skip)
+		runtime.LockOSThread() // capabilities are per thread; this one ends with the goroutine
+		if why := dropIPCLock(); why != "" {
+			skip <- why
+			return
+		}
+		b, err := newURingBackendSized(2, 4096)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer b.Close()
+		const size = 4 << 20
+		var held [][]byte
+		for round := range int(limit.Cur)/size + 2 {
+			buf := b.Alloc(size)
+			held = append(held, buf)
+			for index := range buf {
+				buf[index] = byte(round + index*3)
+			}
+			if !writeWait(t, b, fd, buf) {
+				return
+			}
+			if onDisk, err := os.ReadFile(name); err != nil || !bytes.Equal(onDisk, buf) {
+				t.Errorf("round %d: the file differs from the bytes written (err %v)", round, err)
+			}
+		}
+		if b.stats.plainFileOps.Load() == 0 {
+			t.Errorf("%d writes of %d bytes under a %d-byte RLIMIT_MEMLOCK all went fixed", len(held), size, limit.Cur)
+		}
+		for _, buf := range held {
+			b.Free(buf)
+		}
+	}()
+	if why, ok := <-skip; ok {
+		t.Skip(why)
+	}
+}
+
+// dropIPCLock removes CAP_IPC_LOCK from the calling thread's effective
+// set; it returns why it could not, or "".
+func dropIPCLock() string {
+	header := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&header, &data[0]); err != nil {
+		return "capget: " + err.Error()
+	}
+	data[0].Effective &^= 1 << unix.CAP_IPC_LOCK
+	if err := unix.Capset(&header, &data[0]); err != nil {
+		return "capset: " + err.Error()
+	}
+	return ""
+}
