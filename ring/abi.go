@@ -184,11 +184,37 @@ const (
 	unregisterFiles     uintptr = 3
 	registerFilesUpdate uintptr = 6
 	registerProbe       uintptr = 8
+	registerBuffers2    uintptr = 15
+	registerBufsUpdate  uintptr = 16
 	registerRingFDs     uintptr = 20
 	unregisterRingFDs   uintptr = 21
 	registerPbufRing    uintptr = 22
 	unregisterPbufRing  uintptr = 23
 )
+
+// rsrcRegisterSparse (io_uring_rsrc_register.flags) registers a table
+// of empty slots.
+const rsrcRegisterSparse uint32 = 1 << 0
+
+// rsrcRegister is struct io_uring_rsrc_register (IORING_REGISTER_BUFFERS2).
+type rsrcRegister struct {
+	nr    uint32
+	flags uint32
+	resv2 uint64
+	data  uint64
+	tags  uint64
+}
+
+// rsrcUpdate2 is struct io_uring_rsrc_update2
+// (IORING_REGISTER_BUFFERS_UPDATE).
+type rsrcUpdate2 struct {
+	offset uint32
+	resv   uint32
+	data   uint64
+	tags   uint64
+	nr     uint32
+	resv2  uint32
+}
 
 type sqringOffsets struct {
 	head        uint32

@@ -321,3 +321,54 @@ func TestPoolFind(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseFixedTrimRefix registers a sparse table, fills one slot,
+// writes it with WRITE_FIXED, trims the freed buffer (which must empty its
+// slot: the pinned pages would otherwise no longer be the mapping's) and
+// fills it again; the second write must carry the bytes written through
+// the mapping after the trim, not the pages pinned before it.
+func TestSparseFixedTrimRefix(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	fd, name := openDirect(t)
+	const blockBytes = 64 << 10
+	pool := newTestPool(t, 4, blockBytes)
+	if err := r.RegisterBuffersSparse(pool); err != nil {
+		t.Fatalf("RegisterBuffersSparse: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := r.UnregisterBuffers(); err != nil {
+			t.Errorf("UnregisterBuffers: %v", err)
+		}
+	})
+	var others []CQE
+	var want []byte
+	for round := range 2 {
+		buf, _ := pool.Acquire()
+		if buf.Fixed() {
+			t.Fatalf("round %d: buffer %d in the table before Fix", round, buf.Index())
+		}
+		if err := buf.Fix(); err != nil {
+			t.Fatalf("Fix: %v", err)
+		}
+		if !buf.Fixed() || buf.FixedIndex() != buf.Index() {
+			t.Fatalf("round %d: fixed %v, index %d", round, buf.Fixed(), buf.FixedIndex())
+		}
+		fillSeeded(t, buf.Bytes(), uint64(round+7))
+		want = append(want[:0], buf.Bytes()...)
+		sqe := mustSQE(t, r)
+		sqe.PrepWriteFixed(fd, buf, 0, blockBytes, 0)
+		sqe.SetUserData(uint64(round))
+		if cqe := waitFor(t, r, uint64(round), &others); cqe.Res != blockBytes {
+			t.Fatalf("round %d: WRITE_FIXED res %d", round, cqe.Res)
+		}
+		pool.Reclaim(buf)
+		pool.Release(buf)
+		if trimmed := pool.Trim(); trimmed != 4*blockBytes {
+			t.Fatalf("round %d: trimmed %d bytes, want %d", round, trimmed, 4*blockBytes)
+		}
+	}
+	onDisk, err := os.ReadFile(name)
+	if err != nil || !bytes.Equal(onDisk, want) {
+		t.Fatalf("file differs from the second round's bytes (err %v, %d bytes)", err, len(onDisk))
+	}
+}

@@ -12,7 +12,8 @@ import (
 // Pool is a set of equally sized, page-aligned buffers in one anonymous
 // mapping outside the Go heap: the GC never moves or frees memory the kernel
 // holds, and O_DIRECT accepts every buffer. Pools may be registered with one
-// ring as its fixed buffers (Ring.RegisterBuffers) for READ_FIXED and
+// ring as its fixed buffers (Ring.RegisterBuffers, or RegisterBuffersSparse
+// with Buf.Fix filling a buffer's slot on first use) for READ_FIXED and
 // WRITE_FIXED.
 //
 // Ownership: a buffer is free, held by the caller (after Acquire, and after
@@ -26,8 +27,9 @@ type Pool struct {
 	states      []bufferState
 	free        []uint32 // stack of free buffer indexes
 	lentCount   int
-	registered  *Ring // the ring holding this pool as fixed buffers
-	fixedBase   int   // fixed buffer index of buffer 0 when registered
+	registered  *Ring  // the ring holding this pool as fixed buffers
+	fixedBase   int    // fixed buffer index of buffer 0 when registered
+	slotted     []bool // by buffer: its fixed slot holds it (sparse tables fill slots one by one)
 }
 
 type bufferState uint8
@@ -125,6 +127,10 @@ func (p *Pool) Trim() int {
 		for last < len(p.states) && p.states[last] == bufferFree {
 			last++
 		}
+		if !p.emptySlots(first, last) {
+			first = last // still pinned in the ring's table: leave the pages
+			continue
+		}
 		run := p.memory[first*p.bufferBytes : last*p.bufferBytes]
 		err := unix.Madvise(run, unix.MADV_DONTNEED)
 		invariant.Assert(err == nil, "madvise of a mapping we own failed")
@@ -132,6 +138,27 @@ func (p *Pool) Trim() int {
 		first = last
 	}
 	return trimmed
+}
+
+// emptySlots empties the fixed slots of buffers [first, last) before
+// their pages go: a slot pins the pages it was filled with, and after
+// MADV_DONTNEED the mapping would fault in new ones the kernel never sees.
+// It reports false when a slot could not be emptied (the pages stay).
+func (p *Pool) emptySlots(first, last int) bool {
+	if p.registered == nil {
+		return true
+	}
+	for i := first; i < last; i++ {
+		if !p.slotted[i] {
+			continue
+		}
+		var empty unix.Iovec
+		if err := p.registered.updateBuffer(p.fixedBase+i, &empty); err != nil {
+			return false
+		}
+		p.slotted[i] = false
+	}
+	return true
 }
 
 // ResidentBytes is how much of the pool's memory is in RAM now
@@ -158,6 +185,9 @@ func (p *Pool) LentCount() int { return p.lentCount }
 
 // BufferBytes is the size of each buffer.
 func (p *Pool) BufferBytes() int { return p.bufferBytes }
+
+// Registered reports whether the pool is in a ring's fixed-buffer table.
+func (p *Pool) Registered() bool { return p.registered != nil }
 
 // Len is the number of buffers.
 func (p *Pool) Len() int { return len(p.states) }
@@ -215,6 +245,33 @@ func (b Buf) Index() int { return int(b.index) }
 func (b Buf) FixedIndex() int {
 	invariant.Assert(b.pool.registered != nil, "fixed index of an unregistered pool")
 	return b.pool.fixedBase + int(b.index)
+}
+
+// Fixed reports whether the buffer's fixed slot holds it, so
+// PrepReadFixed and PrepWriteFixed may name it.
+func (b Buf) Fixed() bool {
+	return b.pool.registered != nil && b.pool.slotted[b.index]
+}
+
+// Fix fills the buffer's slot in the sparse fixed-buffer table of the ring
+// its pool is registered with (Ring.RegisterBuffersSparse), pinning its
+// pages; a filled slot is left as it is. An error (ENOMEM past
+// RLIMIT_MEMLOCK without CAP_IPC_LOCK) leaves the slot empty: the caller
+// uses a plain READ or WRITE. Pool.Trim empties the slots of the free
+// buffers it gives back. liburing: io_uring_register_buffers_update_tag.
+func (b Buf) Fix() error {
+	invariant.Assert(b.pool.registered != nil, "fix of a buffer whose pool is not registered")
+	if b.pool.slotted[b.index] {
+		return nil
+	}
+	offset := int(b.index) * b.pool.bufferBytes
+	iovec := unix.Iovec{Base: &b.pool.memory[offset]}
+	iovec.SetLen(b.pool.bufferBytes)
+	if err := b.pool.registered.updateBuffer(b.pool.fixedBase+int(b.index), &iovec); err != nil {
+		return err
+	}
+	b.pool.slotted[b.index] = true
+	return nil
 }
 
 // Pool is the pool the buffer belongs to.

@@ -57,7 +57,7 @@ func (s *SQE) PrepWrite(fd int32, b Buf, start, end int, position uint64) {
 // PrepReadFixed reads into [start, end) of b, whose pool is registered with
 // the ring. liburing: io_uring_prep_read_fixed.
 func (s *SQE) PrepReadFixed(fd int32, b Buf, start, end int, position uint64) {
-	invariant.Assert(b.pool.registered != nil, "READ_FIXED from an unregistered pool")
+	invariant.Assert(b.Fixed(), "READ_FIXED from a buffer not in the fixed table")
 	s.prepRW(OpReadFixed, fd, b.pool.lend(b, start, end), uint32(end-start), position)
 	s.bufIndex = uint16(b.FixedIndex())
 }
@@ -65,7 +65,7 @@ func (s *SQE) PrepReadFixed(fd int32, b Buf, start, end int, position uint64) {
 // PrepWriteFixed writes [start, end) of b, whose pool is registered with the
 // ring. liburing: io_uring_prep_write_fixed.
 func (s *SQE) PrepWriteFixed(fd int32, b Buf, start, end int, position uint64) {
-	invariant.Assert(b.pool.registered != nil, "WRITE_FIXED from an unregistered pool")
+	invariant.Assert(b.Fixed(), "WRITE_FIXED from a buffer not in the fixed table")
 	s.prepRW(OpWriteFixed, fd, b.pool.lend(b, start, end), uint32(end-start), position)
 	s.bufIndex = uint16(b.FixedIndex())
 }

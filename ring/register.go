@@ -56,12 +56,59 @@ func (r *Ring) RegisterBuffers(pools ...*Pool) error {
 	if err := register(r.fd, registerBuffers, unsafe.Pointer(&iovecs[0]), uint32(len(iovecs))); err != nil {
 		return fmt.Errorf("ring: register %d fixed buffers in %d pools: %w", len(iovecs), len(pools), err)
 	}
+	r.adopt(pools, true)
+	return nil
+}
+
+// RegisterBuffersSparse registers a fixed-buffer table with one empty slot
+// per buffer of the pools, numbered as RegisterBuffers numbers them. A
+// slot is filled when its buffer is first used (Buf.Fix) and emptied when
+// Pool.Trim gives the buffer's pages back, so the kernel pins (and
+// charges to RLIMIT_MEMLOCK) only buffers in use, never the reservation.
+// Needs Linux 5.19. liburing: io_uring_register_buffers_sparse.
+func (r *Ring) RegisterBuffersSparse(pools ...*Pool) error {
+	r.assertOwner()
+	invariant.Assert(len(r.pools) == 0, "ring already holds fixed buffers")
+	invariant.Assert(len(pools) > 0, "no pools to register")
+	count := 0
+	for _, pool := range pools {
+		invariant.Assert(pool.registered == nil, "pool already registered with a ring")
+		count += pool.Len()
+	}
+	if count > PoolBuffersMax {
+		return fmt.Errorf("ring: register %d fixed buffers, more than %d", count, PoolBuffersMax)
+	}
+	arg := rsrcRegister{nr: uint32(count), flags: rsrcRegisterSparse}
+	if err := register(r.fd, registerBuffers2, unsafe.Pointer(&arg), uint32(unsafe.Sizeof(arg))); err != nil {
+		return fmt.Errorf("ring: register %d sparse fixed buffers in %d pools: %w", count, len(pools), err)
+	}
+	r.adopt(pools, false)
+	return nil
+}
+
+// adopt numbers the pools' buffers in the fixed-buffer table.
+func (r *Ring) adopt(pools []*Pool, slotted bool) {
 	base := 0
 	for _, pool := range pools {
 		pool.registered, pool.fixedBase = r, base
+		pool.slotted = make([]bool, pool.Len())
+		for i := range pool.slotted {
+			pool.slotted[i] = slotted
+		}
 		base += pool.Len()
 	}
 	r.pools = append(r.pools[:0], pools...)
+}
+
+// updateBuffer puts iovec (an empty one to clear) in fixed slot index.
+func (r *Ring) updateBuffer(index int, iovec *unix.Iovec) error {
+	r.assertOwner()
+	update := rsrcUpdate2{offset: uint32(index), data: uint64(uintptr(unsafe.Pointer(iovec))), nr: 1}
+	err := register(r.fd, registerBufsUpdate, unsafe.Pointer(&update), uint32(unsafe.Sizeof(update)))
+	runtime.KeepAlive(iovec) // update.data is a uint64 the GC does not see.
+	if err != nil {
+		return fmt.Errorf("ring: update fixed buffer %d: %w", index, err)
+	}
 	return nil
 }
 
@@ -83,7 +130,7 @@ func (r *Ring) UnregisterBuffers() error {
 // releasePools forgets the fixed-buffer table.
 func (r *Ring) releasePools() {
 	for i, pool := range r.pools {
-		pool.registered = nil
+		pool.registered, pool.slotted = nil, nil
 		r.pools[i] = nil
 	}
 	r.pools = r.pools[:0]

@@ -25,6 +25,8 @@ func TestABISizes(t *testing.T) {
 		{"io_uring_buf", unsafe.Sizeof(bufEntry{}), 16},
 		{"io_uring_rsrc_update", unsafe.Sizeof(rsrcUpdate{}), 16},
 		{"io_uring_files_update", unsafe.Sizeof(filesUpdate{}), 16},
+		{"io_uring_rsrc_register", unsafe.Sizeof(rsrcRegister{}), 32},
+		{"io_uring_rsrc_update2", unsafe.Sizeof(rsrcUpdate2{}), 32},
 		{"io_uring_getevents_arg", unsafe.Sizeof(geteventsArg{}), 24},
 	}
 	for _, size := range sizes {

@@ -64,7 +64,11 @@ package shard
 // Memory: each open partition holds the engine's two write buffers
 // (DataOptions.JournalBytes each, engine default 4 MiB), one read buffer
 // (1 MiB) and small index and offset buffers, allocated at open; each
-// shard holds one recent-batch cache (DataOptions.CacheBytes).
+// shard holds one recent-batch cache (DataOptions.CacheBytes). On
+// io_uring the classes from 1 MiB up reserve 1 GiB of address space each
+// (uringLargeClassMapBytes: the journals of 128 partitions per shard at
+// 4 MiB); past that a partition's buffers are Go memory, bounced per op
+// and counted in Stats.AllocsHeap, and the partition still opens.
 //
 // Durability: per topic (PartitionConfig.Durability), Done of an Append
 // runs after the durability point. A failed fdatasync is fatal: the op
@@ -81,7 +85,13 @@ package shard
 // Storage: the engine's file ops go through Storage: reads, writes and
 // data fdatasyncs on the shard's backend (io_uring ops on ring memory
 // from Shard.Buffer when it is aligned, else aligned Go memory bounced by
-// the backend), namespace ops (open, mkdir, list, remove, rename,
+// the backend). On io_uring the pools from 64 KiB up form the ring's
+// sparse fixed-buffer table, so journal writes and log reads are
+// WRITE_FIXED / READ_FIXED (Stats.FixedFileOps); a buffer's slot is filled
+// on its first file op and emptied when the idle trim gives it back, so
+// only buffers in use are pinned. Without the table (registration or a
+// slot refused, e.g. RLIMIT_MEMLOCK without CAP_IPC_LOCK) the ops are
+// plain READ / WRITE (Stats.PlainFileOps), logged once. Namespace ops (open, mkdir, list, remove, rename,
 // directory sync) as blocking calls completed at the next turn; see
 // Storage for why.
 //

@@ -91,6 +91,43 @@ const (
 	// poolClassBytesMin is the smallest pool size class.
 	poolClassBytesMin = 512
 
+	// uringClassMapBytes is the address space one io_uring memory class
+	// below uringLargeClassBytesMin maps: its buffer count is this over its
+	// buffer size, at least one. Pages become resident only when first
+	// touched, and the pool hands out the most recently freed buffer
+	// first, so a class costs the memory of its busiest moment, not this.
+	uringClassMapBytes = 32 << 20
+
+	// uringLargeClassBytesMin is the smallest class that maps
+	// uringLargeClassMapBytes: the classes of partition buffers (the
+	// engine's 1 MiB read buffer, its 4 MiB journals) and large replies.
+	uringLargeClassBytesMin = 1 << 20
+
+	// uringLargeClassMapBytes is the address space each large class
+	// reserves: at the engine's default 4 MiB journal, 1 GiB holds the two
+	// journals of uringRingPartitionsPerShard partitions in ring memory
+	// (the 1 MiB class, their read buffers eight times over). It is
+	// address space only (no MAP_POPULATE; idle pages trimmed), seven
+	// classes × 1 GiB per shard, far inside the 128 TiB a process has. A
+	// class that runs dry hands out Go memory (Stats.AllocsHeap) and the
+	// backend bounces it: slower, never a failure.
+	uringLargeClassMapBytes = 1 << 30
+
+	// uringRingPartitionsPerShard is how many partitions per shard keep
+	// their 4 MiB journals in ring memory (documentation of the sizing
+	// above; TestLimits checks the arithmetic).
+	uringRingPartitionsPerShard = 128
+
+	// uringFixedClassBytesMin is the smallest class in the ring's fixed
+	// buffer table (READ_FIXED / WRITE_FIXED). The table holds at most
+	// ring.PoolBuffersMax (16384) slots; the 4 KiB class alone would take
+	// 8192 and gains least from fixed buffers (one page to pin per op), so
+	// classes from 64 KiB up (2992 slots) are in it and smaller ones do
+	// plain READ / WRITE. The table is sparse: a slot pins its buffer (and
+	// charges it to RLIMIT_MEMLOCK without CAP_IPC_LOCK) only from its
+	// first file op until the idle trim gives the buffer back.
+	uringFixedClassBytesMin = 64 << 10
+
 	// spinMax bounds Options.Spin: past a millisecond a spin is a busy
 	// loop, not a bridge over a wake-up's latency.
 	spinMax = time.Millisecond

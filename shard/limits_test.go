@@ -1,6 +1,10 @@
 package shard
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/whippetio/whippet/ring"
+)
 
 // TestLimits asserts the relationships between the named limits, each
 // with the reason it must hold.
@@ -31,4 +35,16 @@ func TestLimits(t *testing.T) {
 	check(timersPerShardMax >= connectionsPerShardMax, "a timer per connection (idle timeouts) fits")
 	check(fileOpsInFlightMax >= completionsPerTurnMax, "file ops can keep a turn's completions busy")
 	check(acceptBacklog >= connectionsHandoffMax, "the backlog absorbs a burst while handovers wait")
+	const journalBytes = 4 << 20 // the engine's default journal
+	check(uringLargeClassMapBytes >= uringRingPartitionsPerShard*2*journalBytes,
+		"the journal class holds both journals of uringRingPartitionsPerShard partitions")
+	check(uringLargeClassBytesMin <= journalBytes, "the journal class is a large class")
+	check(uringClassBytesMin<<(uringClassCount-1) >= frameBytesMax, "the largest io_uring class holds the largest frame")
+	fixedSlots := 0
+	for class := range uringClassCount {
+		if uringFixedClass(class) {
+			fixedSlots += min(max(1, uringClassMapBytesOf(class)/(uringClassBytesMin<<class)), ring.PoolBuffersMax)
+		}
+	}
+	check(fixedSlots <= ring.PoolBuffersMax, "every fixed class's buffers fit the ring's fixed-buffer table")
 }

@@ -197,6 +197,9 @@ func (sh *Shard) main(newBackend newBackendFunc, opened chan<- error, begin <-ch
 	if err == nil {
 		sh.backend, err = newBackend()
 	}
+	if uring, ok := sh.backend.(*uringBackend); ok && err == nil {
+		uring.attach(&sh.stats, rt.logger)
+	}
 	opened <- err
 	if ok := <-begin; !ok {
 		rt.loops.Done()

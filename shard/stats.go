@@ -16,6 +16,12 @@ type Stats struct {
 	Pauses       uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
 	Trims        uint64 // idle stretches in which the shard gave back free buffers' memory
+
+	// io_uring only: file reads and writes by buffer kind, and Allocs the
+	// pools could not serve.
+	FixedFileOps uint64 // file reads/writes on registered buffers (READ_FIXED/WRITE_FIXED)
+	PlainFileOps uint64 // file reads/writes with plain READ/WRITE (small class, or no fixed slot)
+	AllocsHeap   uint64 // Allocs served from the Go heap: the size class's pool was spent
 }
 
 // stats is Stats with atomic fields. Only the owning thread writes, so
@@ -24,6 +30,7 @@ type stats struct {
 	connsAdopted, connsClosed, framesIn, bytesIn atomic.Uint64
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
 	recvsInto, bytesDirect, trims                atomic.Uint64
+	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -37,6 +44,7 @@ func (sh *Shard) Stats() Stats {
 		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
 		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
-		Trims: s.trims.Load(),
+		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),
+		PlainFileOps: s.plainFileOps.Load(), AllocsHeap: s.allocsHeap.Load(),
 	}
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +37,11 @@ type uringBackend struct {
 	multishotOK   bool // the kernel keeps a recv armed across receives
 	recvRearms    int  // receives re-armed after the kernel ended them (buffer ring dry)
 	cancelRetries int  // cancels sent again after finding nothing
+
+	stats     *stats       // the shard's counters (attach), else the backend's own
+	logger    *slog.Logger // nil until attach
+	fixedErr  error        // why the fixed-buffer table is missing, or nil
+	fixWarned bool         // a failed slot fill was logged
 }
 
 // uringOp is what the backend remembers of an op until its final CQE: the
@@ -93,7 +99,7 @@ func newURingBackendSized(count, bufferBytes int) (*uringBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &uringBackend{ring: r, features: r.Features(), eventFD: -1,
+	b := &uringBackend{ring: r, features: r.Features(), eventFD: -1, stats: &stats{},
 		ops: make(map[uint64]*uringOp, 256), cancels: make(map[uint64]uint64), cqes: make([]ring.CQE, completionsPerTurnMax)}
 	b.multishotOK = b.features.RecvMultishot
 	if err := b.setup(count, bufferBytes); err != nil {
@@ -117,12 +123,34 @@ func (b *uringBackend) setup(count, bufferBytes int) error {
 	}
 	b.eventBuf, _ = b.eventPool.Acquire()
 	b.armEventFD()
+	if pools := b.memory.mapFixed(); len(pools) > 0 {
+		// Without a table every file op is a plain READ or WRITE: slower
+		// (pages pinned per op), never wrong.
+		b.fixedErr = b.ring.RegisterBuffersSparse(pools...)
+	} else {
+		b.fixedErr = errors.New("shard: no fixed-buffer class could be mapped")
+	}
 	return nil
+}
+
+// attach points the backend's counters at its shard's and logs, once,
+// why file ops cannot use fixed buffers.
+func (b *uringBackend) attach(counters *stats, logger *slog.Logger) {
+	b.stats, b.logger = counters, logger
+	if b.fixedErr != nil {
+		logger.Warn("shard: io_uring fixed buffers unavailable, file I/O uses plain READ/WRITE", "cause", b.fixedErr.Error())
+	}
 }
 
 func (b *uringBackend) Name() string { return BackendIOURing }
 
-func (b *uringBackend) Alloc(size int) []byte { return b.memory.alloc(size) }
+func (b *uringBackend) Alloc(size int) []byte {
+	bytes, pooled := b.memory.alloc(size)
+	if !pooled {
+		bump(&b.stats.allocsHeap, 1)
+	}
+	return bytes
+}
 
 func (b *uringBackend) Free(buf []byte) { b.memory.free(buf) }
 
@@ -276,7 +304,11 @@ func (b *uringBackend) Read(fd int, buf []byte, position int64, token uint64) er
 		op.target = buf
 	}
 	sqe := b.sqe()
-	sqe.PrepRead(int32(fd), lent, start, end, uint64(position))
+	if b.fixable(lent) {
+		sqe.PrepReadFixed(int32(fd), lent, start, end, uint64(position))
+	} else {
+		sqe.PrepRead(int32(fd), lent, start, end, uint64(position))
+	}
 	sqe.SetUserData(token)
 	op.lent, op.hasLent = lent, true
 	return nil
@@ -289,10 +321,34 @@ func (b *uringBackend) Write(fd int, buf []byte, position int64, token uint64) e
 	op := b.track(token, tokenFile, fd)
 	lent, start, end := b.lendable(op, buf, true)
 	sqe := b.sqe()
-	sqe.PrepWrite(int32(fd), lent, start, end, uint64(position))
+	if b.fixable(lent) {
+		sqe.PrepWriteFixed(int32(fd), lent, start, end, uint64(position))
+	} else {
+		sqe.PrepWrite(int32(fd), lent, start, end, uint64(position))
+	}
 	sqe.SetUserData(token)
 	op.lent, op.hasLent = lent, true
 	return nil
+}
+
+// fixable reports whether a file op on buf can name it as a fixed buffer,
+// filling its slot on first use, and counts the op either way. A slot that
+// cannot be filled (ENOMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK) makes
+// a plain op, logged once.
+func (b *uringBackend) fixable(buf ring.Buf) bool {
+	if buf.Pool().Registered() {
+		err := buf.Fix()
+		if err == nil {
+			bump(&b.stats.fixedFileOps, 1)
+			return true
+		}
+		if !b.fixWarned && b.logger != nil {
+			b.fixWarned = true
+			b.logger.Warn("shard: io_uring fixed buffer unavailable, file I/O falls back to plain READ/WRITE", "cause", err.Error())
+		}
+	}
+	bump(&b.stats.plainFileOps, 1)
+	return false
 }
 
 func (b *uringBackend) Fdatasync(fd int, token uint64) error {

@@ -25,15 +25,54 @@ type uringClass struct {
 	failed  bool       // the mapping failed once: use the heap
 }
 
+// uringClassMapBytesOf is the address space class maps: the large classes
+// (partition journals and read buffers) reserve uringLargeClassMapBytes so
+// that many partitions' buffers stay in ring memory.
+func uringClassMapBytesOf(classIndex int) int {
+	if uringClassBytesMin<<classIndex >= uringLargeClassBytesMin {
+		return uringLargeClassMapBytes
+	}
+	return uringClassMapBytes
+}
+
+// uringFixedClass reports whether a class's pool sits in the ring's
+// fixed-buffer table.
+func uringFixedClass(classIndex int) bool {
+	return uringClassBytesMin<<classIndex >= uringFixedClassBytesMin
+}
+
+// mapFixed maps the pools of the fixed classes up front (address space
+// only: pages fault in on first touch) and returns them, for the ring's
+// sparse fixed-buffer table, which is registered once.
+func (m *uringMemory) mapFixed() []*ring.Pool {
+	var pools []*ring.Pool
+	for i := range m.classes {
+		if uringFixedClass(i) && m.mapClass(i) {
+			pools = append(pools, m.classes[i].pool)
+		}
+	}
+	return pools
+}
+
+// mapClass maps the class's pool unless it is mapped or failed before.
+func (m *uringMemory) mapClass(classIndex int) bool {
+	class := &m.classes[classIndex]
+	if class.pool == nil && !class.failed {
+		classBytes := uringClassBytesMin << classIndex
+		count := min(max(1, uringClassMapBytesOf(classIndex)/classBytes), ring.PoolBuffersMax)
+		pool, err := ring.NewPool(count, classBytes)
+		if err != nil {
+			class.failed = true
+			return false
+		}
+		class.pool, class.handles = pool, make([]ring.Buf, count)
+	}
+	return class.pool != nil
+}
+
 const (
 	uringClassBytesMin = ring.PageBytes
 	uringClassCount    = 15 // 4 KiB … 64 MiB
-	// uringClassMapBytes is the address space one class maps: its buffer
-	// count is this over its buffer size, at least one. Pages become
-	// resident only when first touched, and the pool hands out the most
-	// recently freed buffer first, so a class costs the memory of its
-	// busiest moment, not this.
-	uringClassMapBytes = 32 << 20
 )
 
 func uringClassOf(size int) int {
@@ -44,13 +83,15 @@ func uringClassOf(size int) int {
 	return class
 }
 
-func (m *uringMemory) alloc(size int) []byte {
+// alloc returns a buffer of size bytes and whether it is pooled (false:
+// its class is spent or unmapped, so it is Go memory).
+func (m *uringMemory) alloc(size int) ([]byte, bool) {
 	invariant.Assert(size > 0, "alloc size is positive")
 	invariant.Assert(size <= frameBytesMax, "alloc fits the frame limit")
 	if bytes, ok := m.acquire(uringClassOf(size)); ok {
-		return bytes[:size]
+		return bytes[:size], true
 	}
-	return make([]byte, size, uringClassBytesMin<<uringClassOf(size))
+	return make([]byte, size, uringClassBytesMin<<uringClassOf(size)), false
 }
 
 // allocPooled returns a pooled buffer of at most size bytes, as large as
@@ -73,16 +114,7 @@ func (m *uringMemory) allocPooled(size int) []byte {
 func (m *uringMemory) acquire(classIndex int) ([]byte, bool) {
 	class := &m.classes[classIndex]
 	classBytes := uringClassBytesMin << classIndex
-	if class.pool == nil && !class.failed {
-		count := min(max(1, uringClassMapBytes/classBytes), ring.PoolBuffersMax)
-		pool, err := ring.NewPool(count, classBytes)
-		if err != nil {
-			class.failed = true
-			return nil, false
-		}
-		class.pool, class.handles = pool, make([]ring.Buf, count)
-	}
-	if class.pool == nil {
+	if !m.mapClass(classIndex) {
 		return nil, false
 	}
 	buf, ok := class.pool.Acquire()
@@ -104,7 +136,7 @@ func (m *uringMemory) find(bytes []byte) (buf ring.Buf, start int, ok bool) {
 	address := uintptr(unsafe.Pointer(unsafe.SliceData(bytes)))
 	for i := range m.classes {
 		class := &m.classes[i]
-		if class.pool == nil {
+		if class.pool == nil || class.base == 0 { // base is known from the first Acquire
 			continue
 		}
 		size := class.pool.BufferBytes()
