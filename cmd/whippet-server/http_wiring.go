@@ -60,6 +60,7 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, root co
 	if err != nil {
 		return err
 	}
+	gateway.credential = server.CredentialStamp
 	f.gateway = gateway
 	var tlsConfig *tls.Config
 	if config.HTTP.TLS.Enabled {
