@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -14,11 +13,14 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
-// User headers over HTTP in Iggy's JSON shape: an object keyed by header
-// key, each entry {"kind": name, "value": v}. Raw values are base64;
-// string values are JSON strings; bool, integer and float values are JSON
-// booleans and numbers (128-bit integers may also be decimal strings).
-// A plain string in place of the object is the legacy base64 TLV block.
+// User headers over HTTP in Iggy 0.9's JSON shape (IggyMessage and the
+// HTTP SendMessages serde): "user_headers" is an array of
+// {"key": {"kind", "value"}, "value": {"kind", "value"}} entries, each
+// value the base64 of the TLV's bytes (little-endian for numbers), or a
+// base64 string of the whole block when it does not decode; a message
+// without headers shows []. On send we also take, as a convenience, an
+// object keyed by a string header key whose entries carry typed JSON
+// values ({"kind": "uint64", "value": 7}; raw stays base64).
 
 // httpHeaderKinds maps Iggy's kind names (§1.7) to wire kinds.
 var httpHeaderKinds = map[string]wire.HeaderKind{
@@ -43,12 +45,28 @@ type headerJSON struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// parseHeadersJSON turns the JSON headers (object, legacy base64 string
-// or null) into a TLV block; "" reason on success.
+// fieldJSON is one Iggy HeaderField: a kind and its bytes in base64.
+type fieldJSON struct {
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+}
+
+// entryJSON is one Iggy HeaderEntry.
+type entryJSON struct {
+	Key   fieldJSON `json:"key"`
+	Value fieldJSON `json:"value"`
+}
+
+// parseHeadersJSON turns the JSON headers (Iggy's entry array, a base64
+// block, the typed object, or null) into a TLV block; "" reason on
+// success.
 func parseHeadersJSON(raw json.RawMessage) ([]byte, string) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return nil, ""
+	}
+	if trimmed[0] == '[' {
+		return parseHeaderEntries(trimmed)
 	}
 	if trimmed[0] == '"' {
 		var text string
@@ -85,6 +103,51 @@ func parseHeadersJSON(raw json.RawMessage) ([]byte, string) {
 	block := make([]byte, headers.EncodedSize())
 	headers.Encode(block)
 	return block, ""
+}
+
+// parseHeaderEntries reads Iggy's array of {key, value} fields.
+func parseHeaderEntries(raw json.RawMessage) ([]byte, string) {
+	var entries []entryJSON
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, "user_headers must be an array of {key, value} entries"
+	}
+	if len(entries) == 0 {
+		return nil, ""
+	}
+	headers := make(wire.Headers, 0, len(entries))
+	for i, entry := range entries {
+		key, reason := parseField(entry.Key)
+		if reason == "" {
+			var value wire.HeaderValue
+			value, reason = parseField(entry.Value)
+			headers = append(headers, wire.HeaderEntry{Key: key, Value: value})
+		}
+		if reason != "" {
+			return nil, "user_headers[" + strconv.Itoa(i) + "]: " + reason
+		}
+	}
+	block := make([]byte, headers.EncodedSize())
+	headers.Encode(block)
+	return block, ""
+}
+
+// parseField reads one {kind, value: base64} field and checks its size.
+func parseField(field fieldJSON) (wire.HeaderValue, string) {
+	kind, known := httpHeaderKinds[field.Kind]
+	if !known {
+		return wire.HeaderValue{}, "unknown kind " + strconv.Quote(field.Kind)
+	}
+	value, err := base64.StdEncoding.DecodeString(field.Value)
+	if err != nil {
+		return wire.HeaderValue{}, "a value must be base64"
+	}
+	if len(value) == 0 || len(value) > 255 {
+		return wire.HeaderValue{}, "a key or value must be 1..255 bytes"
+	}
+	if width := kind.FixedBytes(); width != 0 && len(value) != width {
+		return wire.HeaderValue{}, "a value has the wrong width for its kind"
+	}
+	return wire.HeaderValue{Kind: kind, Value: value}, ""
 }
 
 func parseHeaderValue(entry headerJSON) (wire.HeaderValue, string) {
@@ -176,58 +239,27 @@ func encodeHeaderInteger(kind wire.HeaderKind, raw json.RawMessage) ([]byte, str
 	return bigEndian, ""
 }
 
-// headersJSON renders a message's TLV block in Iggy's shape; nil when the
-// message has none. A block that does not decode is shown as one raw
-// entry under the key "" rather than failing the poll.
-func headersJSON(block []byte) map[string]any {
+// headersJSON renders a message's TLV block as Iggy does: the entry
+// array ([] for none), or the block in base64 when it does not decode.
+func headersJSON(block []byte) any {
+	entries := []entryJSON{}
 	if len(block) == 0 {
-		return nil
+		return entries
 	}
 	var headers wire.Headers
 	if _, err := headers.Decode(block); err != nil {
-		return map[string]any{"": map[string]any{"kind": "raw", "value": block}}
+		return base64.StdEncoding.EncodeToString(block)
 	}
-	out := make(map[string]any, len(headers))
 	for _, entry := range headers {
-		key := string(entry.Key.Value)
-		if entry.Key.Kind != wire.HeaderString {
-			key = "0x" + hex.EncodeToString(entry.Key.Value)
-		}
-		out[key] = map[string]any{"kind": httpHeaderKindNames[entry.Value.Kind], "value": headerValueJSON(entry.Value)}
+		entries = append(entries, entryJSON{Key: fieldOf(entry.Key), Value: fieldOf(entry.Value)})
 	}
-	return out
+	return entries
 }
 
-func headerValueJSON(value wire.HeaderValue) any {
-	data := value.Value
-	switch value.Kind {
-	case wire.HeaderString:
-		return string(data)
-	case wire.HeaderBool:
-		flag, _ := value.Bool()
-		return flag
-	case wire.HeaderFloat32, wire.HeaderFloat64:
-		number, ok := value.Float64()
-		if !ok || math.IsNaN(number) || math.IsInf(number, 0) {
-			return data
-		}
-		return number
-	case wire.HeaderRaw:
-		return data
+func fieldOf(value wire.HeaderValue) fieldJSON {
+	name, known := httpHeaderKindNames[value.Kind]
+	if !known {
+		name = "raw"
 	}
-	if width := value.Kind.FixedBytes(); width == 0 || len(data) != width {
-		return data
-	}
-	littleEndian := make([]byte, len(data))
-	for i := range data {
-		littleEndian[len(data)-1-i] = data[i]
-	}
-	number := new(big.Int).SetBytes(littleEndian)
-	if value.Kind <= wire.HeaderInt128 && data[len(data)-1]&0x80 != 0 {
-		number.Sub(number, new(big.Int).Lsh(big.NewInt(1), uint(8*len(data))))
-	}
-	if number.BitLen() > 64 {
-		return number.String()
-	}
-	return json.Number(number.String())
+	return fieldJSON{Kind: name, Value: base64.StdEncoding.EncodeToString(value.Value)}
 }

@@ -18,10 +18,9 @@ import (
 type outgoingJSON struct {
 	ID      json.Number `json:"id"`
 	Payload string      `json:"payload"`
-	// Headers is Iggy's header object; UserHeaders the same under the
-	// name the poll reply uses (or, as a string, a base64 TLV block).
-	Headers     json.RawMessage `json:"headers"`
+	// UserHeaders is Iggy's field (http_headers.go); headers is an alias.
 	UserHeaders json.RawMessage `json:"user_headers"`
+	Headers     json.RawMessage `json:"headers"`
 }
 
 func (g *gateway) messageRoutes(mux *http.ServeMux) {
@@ -99,9 +98,9 @@ func parseOutgoing(message outgoingJSON) (wire.OutgoingMessage, string) {
 		return out, "payload is not base64"
 	}
 	out.Payload = payload
-	raw := message.Headers
+	raw := message.UserHeaders
 	if len(raw) == 0 || string(raw) == "null" {
-		raw = message.UserHeaders
+		raw = message.Headers
 	}
 	headers, reason := parseHeadersJSON(raw)
 	if reason != "" {
