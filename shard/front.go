@@ -173,6 +173,8 @@ type front struct {
 	meta   *metaPlane // shard 0 only
 	// latency is this shard's request latency table (external_latency.go).
 	latency *requestLatency
+	// appendLatency times appends end to end (external_append.go).
+	appendLatency appendLatency
 	// outbox holds, per target shard, messages a full queue refused, in
 	// order; later messages to that shard wait behind them.
 	outbox      [][]Message

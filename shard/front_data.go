@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"time"
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/engine/metadata"
@@ -73,6 +74,7 @@ func (f *front) startData(c *call, op *DataOp, kind DataKind, next func(c *call,
 	op.Context, op.Done = c, f.dataDoneFn
 	switch kind {
 	case DataAppend:
+		c.dataStarted = time.Now()
 		local.Append(op)
 	case DataPoll:
 		local.Poll(op)
@@ -97,6 +99,9 @@ func (f *front) dataDone(op *DataOp) {
 		if engine.IsFatal(op.Err) {
 			f.server.fatal(op.Err)
 		}
+	}
+	if c.kind == DataAppend && op.Err == nil {
+		f.appendLatency.observe(time.Since(c.dataStarted))
 	}
 	next := c.next
 	next(c, op)

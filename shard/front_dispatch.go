@@ -3,6 +3,7 @@ package shard
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/internal/invariant"
@@ -44,6 +45,7 @@ type call struct {
 	// A partition command's state between its start and its data op's
 	// completion (next runs then, on the origin).
 	target        dataTarget
+	dataStarted   time.Time // when an append went to the data plane
 	kind          DataKind
 	missing       wire.Status
 	buf           []byte

@@ -18,7 +18,9 @@ import (
 type outgoingJSON struct {
 	ID      json.Number `json:"id"`
 	Payload string      `json:"payload"`
-	Headers string      `json:"user_headers"`
+	// UserHeaders is Iggy's field (http_headers.go); headers is an alias.
+	UserHeaders json.RawMessage `json:"user_headers"`
+	Headers     json.RawMessage `json:"headers"`
 }
 
 func (g *gateway) messageRoutes(mux *http.ServeMux) {
@@ -96,13 +98,15 @@ func parseOutgoing(message outgoingJSON) (wire.OutgoingMessage, string) {
 		return out, "payload is not base64"
 	}
 	out.Payload = payload
-	if message.Headers != "" {
-		headers, err := base64.StdEncoding.DecodeString(message.Headers)
-		if err != nil {
-			return out, "user_headers is not base64"
-		}
-		out.UserHeaders = headers
+	raw := message.UserHeaders
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = message.Headers
 	}
+	headers, reason := parseHeadersJSON(raw)
+	if reason != "" {
+		return out, reason
+	}
+	out.UserHeaders = headers
 	return out, ""
 }
 
@@ -138,7 +142,7 @@ func (g *gateway) pollMessages(w http.ResponseWriter, r *http.Request, ctx conte
 			"origin_timestamp": message.OriginTimestamp, "user_headers_length": message.Header.UserHeadersLength,
 			"payload_length": message.Header.PayloadLength},
 			"payload":      base64.StdEncoding.EncodeToString(message.Payload),
-			"user_headers": base64.StdEncoding.EncodeToString(message.UserHeaders)})
+			"user_headers": headersJSON(message.UserHeaders)})
 	}
 	return map[string]any{"partition_id": polled.PartitionID, "current_offset": polled.CurrentOffset,
 		"count": len(out), "messages": out}, nil

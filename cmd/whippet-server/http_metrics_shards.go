@@ -119,3 +119,29 @@ func (c *fileCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+var descAppendLatency = prometheus.NewDesc("whippet_append_duration_seconds",
+	"End-to-end append latency: a send's batch from the data plane's start to the topic's durability point "+
+		"(persisted: after the fdatasync), cross-shard hops included; by the shard of the sending connection.",
+	[]string{"shard"}, nil)
+
+// appendCollector exports each shard's end-to-end append histogram.
+type appendCollector struct {
+	server *shard.Server
+}
+
+func (c *appendCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descAppendLatency }
+
+func (c *appendCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, entry := range c.server.AppendLatencies() {
+		buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
+		cumulative := uint64(0)
+		for i := range shard.LatencyBucketCount - 1 {
+			cumulative += entry.Counts[i]
+			buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
+		}
+		cumulative += entry.Counts[shard.LatencyBucketCount-1]
+		ch <- prometheus.MustNewConstHistogram(descAppendLatency, cumulative, float64(entry.SumNanos)/1e9, buckets,
+			strconv.Itoa(entry.Shard))
+	}
+}

@@ -34,8 +34,8 @@ const (
 	// httpRequestTimeout bounds one request's round trip into the shards.
 	httpRequestTimeout = 30 * time.Second
 	// basicSessionLifetime bounds how long a basic-auth session is
-	// reused: after a password change or a user's deactivation the old
-	// credentials keep working for at most this long.
+	// reused; every reuse also checks the user's credential stamp, so a
+	// password change, deletion or deactivation ends it at once.
 	basicSessionLifetime = time.Minute
 	// httpPollCountMax bounds messages one GET of messages returns.
 	httpPollCountMax = 10000
@@ -51,6 +51,9 @@ type gateway struct {
 	metrics  *metrics
 	mu       sync.Mutex
 	sessions map[string]*httpSession // by token id, or by basic-auth digest
+	// credential reads a user's password-hash stamp and whether the user
+	// is active (shard.Server.CredentialStamp); nil skips the check.
+	credential func(userID uint32) (stamp uint64, active bool)
 }
 
 // httpSession is one logged-in caller: its client and when it lapses.
@@ -59,6 +62,7 @@ type httpSession struct {
 	userID   uint32
 	username string
 	expiry   time.Time
+	stamp    uint64 // credential stamp of the user when the session began
 }
 
 // newGateway makes a gateway; secret empty draws a random one per start.
@@ -224,7 +228,7 @@ func (g *gateway) authenticate(w http.ResponseWriter, r *http.Request) (*httpSes
 	if token, ok := strings.CutPrefix(header, "Bearer "); ok {
 		jti, valid := g.verify(strings.TrimSpace(token))
 		if valid {
-			if session := g.live(jti); session != nil {
+			if session := g.live(jti); session != nil && g.current(jti, session, false) {
 				return session, jti
 			}
 		}
@@ -244,7 +248,7 @@ func (g *gateway) basic(w http.ResponseWriter, ctx context.Context, username, pa
 	mac := hmac.New(sha256.New, g.secret)
 	mac.Write([]byte(username + "\x00" + password))
 	key := "basic:" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
-	if session := g.live(key); session != nil {
+	if session := g.live(key); session != nil && g.current(key, session, true) {
 		return session, key
 	}
 	c, reply, err := g.dial(ctx, username, password)
@@ -254,12 +258,32 @@ func (g *gateway) basic(w http.ResponseWriter, ctx context.Context, username, pa
 	}
 	session := &httpSession{client: c, userID: reply.UserID, username: username,
 		expiry: time.Now().Add(basicSessionLifetime)}
+	if g.credential != nil {
+		// Read after the login: a change racing the login itself can
+		// leave this session on the new stamp until it lapses.
+		session.stamp, _ = g.credential(reply.UserID)
+	}
 	session, err = g.store(key, session)
 	if err != nil {
 		writeError(w, err)
 		return nil, ""
 	}
 	return session, key
+}
+
+// current reports whether session's user is still active and, for a
+// basic-auth session (password true), still has the password the
+// session logged in with; a stale session is logged out.
+func (g *gateway) current(key string, session *httpSession, password bool) bool {
+	if g.credential == nil {
+		return true
+	}
+	stamp, active := g.credential(session.userID)
+	if active && (!password || stamp == session.stamp) {
+		return true
+	}
+	g.logout(key)
+	return false
 }
 
 // logout ends the session key names.

@@ -60,6 +60,7 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, root co
 	if err != nil {
 		return err
 	}
+	gateway.credential = server.CredentialStamp
 	f.gateway = gateway
 	var tlsConfig *tls.Config
 	if config.HTTP.TLS.Enabled {
@@ -73,7 +74,7 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, root co
 			return f.adminClient(ctx, server.Runtime(), root)
 		})
 		gateway.metrics.registry.MustRegister(&shardCollector{shards: server.Runtime().Shards()}, &latencyCollector{server: server},
-			&fileCollector{shards: server.Runtime().Shards()})
+			&fileCollector{shards: server.Runtime().Shards()}, &appendCollector{server: server})
 		mux := http.NewServeMux()
 		mux.Handle("GET "+config.HTTP.Metrics.Endpoint, promhttp.HandlerFor(gateway.metrics.registry, promhttp.HandlerOpts{}))
 		mux.Handle("/", handler)

@@ -38,6 +38,7 @@ func TestMetricsScrape(t *testing.T) {
 
 	writesBefore := fileOps(families, "write")
 	fsyncsBefore := fileOps(families, "fsync")
+	appendsBefore, appendSecondsBefore := histogramTotals(families, "whippet_append_duration_seconds")
 	before := time.Now()
 	var batch []map[string]string
 	for range 5 {
@@ -79,6 +80,12 @@ func TestMetricsScrape(t *testing.T) {
 	// fsyncs its segment before it is acknowledged.
 	if writes, fsyncs := fileOps(families, "write"), fileOps(families, "fsync"); writes <= writesBefore || fsyncs <= fsyncsBefore {
 		t.Fatalf("file ops after a send: writes %v→%v, fsyncs %v→%v", writesBefore, writes, fsyncsBefore, fsyncs)
+	}
+	// The end-to-end append histogram counts the one send, and its time
+	// covers at least the send's own fdatasync.
+	appends, appendSeconds := histogramTotals(families, "whippet_append_duration_seconds")
+	if appends != appendsBefore+1 || appendSeconds <= appendSecondsBefore {
+		t.Fatalf("append histogram after one send: count %v→%v, sum %v→%v", appendsBefore, appends, appendSecondsBefore, appendSeconds)
 	}
 	if got := value(t, families, "whippet_request_duration_seconds", map[string]string{"command": "SendMessages"}); got != 1 {
 		t.Fatalf("SendMessages requests timed by the shards: %v", got)
@@ -180,6 +187,15 @@ func dump(t *testing.T, a *api) string {
 		return err.Error()
 	}
 	return string(raw)
+}
+
+// histogramTotals sums a histogram family's counts and sums over its series.
+func histogramTotals(families map[string]*dto.MetricFamily, name string) (count uint64, sum float64) {
+	for _, metric := range families[name].GetMetric() {
+		count += metric.GetHistogram().GetSampleCount()
+		sum += metric.GetHistogram().GetSampleSum()
+	}
+	return count, sum
 }
 
 // fileOps sums the file op histogram counts of kind over the shards.

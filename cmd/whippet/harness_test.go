@@ -55,19 +55,23 @@ func runTests(m *testing.M) int {
 type server struct {
 	t       *testing.T
 	address string
-	command *exec.Cmd
-	mu      sync.Mutex
-	logs    strings.Builder
-	exited  chan error
+	// tlsAddress is the TLS listener's address (tcp.tls), "" without one.
+	tlsAddress string
+	command    *exec.Cmd
+	mu         sync.Mutex
+	logs       strings.Builder
+	exited     chan error
 }
 
-func startServer(t *testing.T) *server {
+// startServer runs the server; extra adds WHIPPET_* settings.
+func startServer(t *testing.T, extra ...string) *server {
 	t.Helper()
 	s := &server{t: t, exited: make(chan error, 1)}
 	s.command = exec.Command(binaries.server)
 	s.command.Env = append(cleanEnv(), "WHIPPET_SYSTEM_PATH="+t.TempDir(), "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
 		"WHIPPET_HTTP_ENABLED=false", "WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=2",
 		"WHIPPET_SYSTEM_SHARDING_SPIN=0 us", "WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB")
+	s.command.Env = append(s.command.Env, extra...)
 	stderr, err := s.command.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +99,11 @@ func (s *server) readLogs(stderr io.Reader, started chan<- string) {
 		line := scanner.Text()
 		s.mu.Lock()
 		s.logs.WriteString(line + "\n")
+		for _, field := range strings.Fields(line) {
+			if address, ok := strings.CutPrefix(field, "tls_address="); ok {
+				s.tlsAddress = address // logged before "started", read after it
+			}
+		}
 		s.mu.Unlock()
 		if !strings.Contains(line, "whippet-server started") {
 			continue
