@@ -68,6 +68,7 @@ type killLane struct {
 	inFlight         map[wire.Uint128]killRecord
 	nextID           uint64
 	acked, verified  uint64
+	unacked          uint64 // in-flight messages found stored after a kill
 }
 
 // killOffset is one consumer offset's ledger.
@@ -115,16 +116,17 @@ func TestKillLoop(t *testing.T) {
 			t.Fatalf("cycle %d of seed %d failed", cycle, seed)
 		}
 	}
-	var acked, verified uint64
+	var acked, verified, unacked uint64
 	for _, lane := range loop.lanes {
 		acked += lane.acked
 		verified += lane.verified
-		t.Logf("topic %d partition %d: %d acknowledged, %d messages on file", lane.topic, lane.partition,
-			lane.acked, lane.high)
+		unacked += lane.unacked
+		t.Logf("topic %d partition %d: %d acknowledged, %d unacknowledged in flight at a kill and stored, %d on file",
+			lane.topic, lane.partition, lane.acked, lane.unacked, lane.high)
 	}
-	t.Logf("seed %d: %d cycles in %v (restarts %v), %d messages acknowledged, %d message checks after restarts, %d offsets",
-		seed, cycles, time.Since(began).Round(time.Millisecond), restartTotal.Round(time.Millisecond), acked, verified,
-		len(loop.offsets))
+	t.Logf("seed %d: %d cycles in %v (restarts %v), %d messages acknowledged (+%d in flight and stored), "+
+		"%d message checks after restarts, %d consumer offsets", seed, cycles, time.Since(began).Round(time.Millisecond),
+		restartTotal.Round(time.Millisecond), acked, unacked, verified, len(loop.offsets))
 }
 
 func newKillLoop(t *testing.T) *killLoop {
@@ -179,8 +181,10 @@ func (l *killLoop) cycle(cycle int, seed uint64, random *rand.Rand) time.Duratio
 	began := time.Now()
 	l.s.start()
 	restart := time.Since(began)
-	if recovered := strings.Count(l.s.logs.String(), "truncat"); recovered > 0 {
-		l.t.Logf("cycle %d: the log reports %d truncation lines", cycle, recovered)
+	logs := l.s.logs.String()
+	if torn, rebuilt := strings.Count(logs, "torn"), strings.Count(logs, "rebuilding index"); torn+rebuilt > 0 {
+		l.t.Logf("cycle %d (kill after %v): recovery truncated %d torn tails, rebuilt %d indexes", cycle, delay, torn,
+			rebuilt)
 	}
 	c := l.s.dial(l.t)
 	for _, lane := range l.lanes {

@@ -111,6 +111,7 @@ func (l *killLoop) checkMessage(lane *killLane, offset uint64, message wire.Poll
 				lane.topic, lane.partition, offset, got)
 		}
 		lane.expected[offset] = got
+		lane.unacked++
 		return
 	}
 	if got != want {
