@@ -77,6 +77,8 @@ type killOffset struct {
 	hasAcked, maybe bool
 }
 
+// killOffsetKey names a stored offset: consumer 1..killConsumers is a
+// single consumer, 0 the topic's consumer group.
 type killOffsetKey struct {
 	lane     int
 	consumer uint32
@@ -139,6 +141,7 @@ func newKillLoop(t *testing.T) *killLoop {
 		must[*wire.TopicDetails](t, "topic")(admin.CreateTopic(ctx, &wire.CreateTopic{Stream: id(0),
 			PartitionsCount: topic.partitions, Name: topic.name,
 			Options: wire.Headers{wire.StringHeader(wire.OptionDurability, topic.durability)}}))
+		must[*wire.ConsumerGroupInfo](t, "group")(admin.CreateConsumerGroup(ctx, id(0), id(uint32(topicID)), "g"))
 		for partition := range topic.partitions {
 			loop.lanes = append(loop.lanes, &killLane{topic: uint32(topicID), partition: partition,
 				expected: map[uint64]killRecord{}, nextID: 1})

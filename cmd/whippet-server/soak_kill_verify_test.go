@@ -10,8 +10,9 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
-// storeOffsets stores random consumer offsets below the acknowledged high
-// marks until the server dies, recording each acknowledged one.
+// storeOffsets stores random single-consumer and group offsets below the
+// acknowledged high marks until the server dies, recording each
+// acknowledged one.
 func (l *killLoop) storeOffsets(random *rand.Rand) {
 	c, err := l.dialQuiet()
 	if err != nil {
@@ -21,12 +22,18 @@ func (l *killLoop) storeOffsets(random *rand.Rand) {
 	defer func() { _ = c.Close() }() // the server may be gone
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	for topic := range killTopics {
+		if err := c.JoinConsumerGroup(ctx, wire.GroupTarget{Stream: id(0), Topic: id(uint32(topic)), Group: id(0)}); err != nil {
+			l.unexpected("join", err)
+			return
+		}
+	}
 	for {
 		index := random.IntN(len(l.lanes))
 		lane := l.lanes[index]
 		high := lane.ackedHigh()
 		if high > 0 {
-			key := killOffsetKey{lane: index, consumer: 1 + uint32(random.IntN(killConsumers))}
+			key := killOffsetKey{lane: index, consumer: uint32(random.IntN(killConsumers + 1))}
 			value := random.Uint64N(high)
 			l.mu.Lock()
 			entry := l.offsets[key]
@@ -52,7 +59,11 @@ func (l *killLoop) storeOffsets(random *rand.Rand) {
 
 func (l *killLoop) offsetTarget(key killOffsetKey) wire.OffsetTarget {
 	lane := l.lanes[key.lane]
-	return wire.OffsetTarget{Consumer: single(key.consumer), Stream: id(0), Topic: id(lane.topic),
+	consumer := single(key.consumer)
+	if key.consumer == 0 {
+		consumer = groupConsumer(0)
+	}
+	return wire.OffsetTarget{Consumer: consumer, Stream: id(0), Topic: id(lane.topic),
 		Partition: wire.PartitionOf(lane.partition)}
 }
 
