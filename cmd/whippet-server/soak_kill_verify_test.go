@@ -28,7 +28,7 @@ func (l *killLoop) storeOffsets(random *rand.Rand) {
 			return
 		}
 	}
-	for {
+	for !l.killed.Load() { // with nothing acknowledged yet no call would notice the kill
 		index := random.IntN(len(l.lanes))
 		lane := l.lanes[index]
 		high := lane.ackedHigh()
