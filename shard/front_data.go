@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"syscall"
 	"time"
 
 	"github.com/whippetio/whippet/engine"
@@ -180,6 +181,10 @@ func dataStatus(err error, notFound wire.Status) wire.Status {
 		return wire.StatusInvalidCommand
 	case errors.Is(err, ErrDataBusy), errors.Is(err, engine.ErrBusy), errors.Is(err, engine.ErrJournalFull):
 		return wire.StatusTransientNotAccepted
+	case errors.Is(err, syscall.ENOSPC):
+		// A full disk is the operator's to fix, not the client's to retry
+		// blindly: name it apart from other failures.
+		return wire.StatusCannotAppendToFile
 	}
 	if status := wire.StatusOf(err); status != wire.StatusError {
 		return status

@@ -257,8 +257,8 @@ func fullAndReadable(t *testing.T, s *server, c *client.Client, keep, fill *enos
 	t.Logf("full after %d acknowledged messages (%d MiB of payload) in %v: %v", fill.next,
 		fill.next*enospcPayloadBytes>>20, time.Since(began).Round(time.Millisecond), refusal)
 	var status *client.Error
-	if !errors.As(refusal, &status) || client.StatusOf(refusal) == wire.StatusOK {
-		t.Fatalf("a send to a full disk failed without a status: %v", refusal)
+	if !errors.As(refusal, &status) || client.StatusOf(refusal) != wire.StatusCannotAppendToFile {
+		t.Fatalf("a send to a full disk failed without the CannotAppendToFile status: %v", refusal)
 	}
 	check(t, "ping while full", c.Ping(ctx))
 	keep.verify(t, c, 0)
