@@ -163,20 +163,15 @@ func TestUnits(t *testing.T) {
 	}
 }
 
-func TestParseCPUs(t *testing.T) {
-	got, err := ParseCPUs("0-2,5", 8)
-	if err != nil || len(got) != 4 || got[0] != 0 || got[2] != 2 || got[3] != 5 {
-		t.Fatalf("ParseCPUs = %v, %v", got, err)
+func TestCheckCPUAllocation(t *testing.T) {
+	for _, good := range []string{"all", "2", "0-2,5", " 1 "} {
+		if err := checkCPUAllocation(good); err != nil {
+			t.Errorf("checkCPUAllocation(%q) = %v", good, err)
+		}
 	}
-	if got, _ := ParseCPUs("all", 3); len(got) != 3 {
-		t.Fatalf("all on 3 CPUs = %v", got)
-	}
-	if got, _ := ParseCPUs("2", 8); len(got) != 2 || got[1] != 1 {
-		t.Fatalf("count 2 = %v", got)
-	}
-	for _, bad := range []string{"0,0", "a", "-1", "0-", "0"} {
-		if _, err := ParseCPUs(bad, 8); err == nil {
-			t.Errorf("ParseCPUs(%q) accepted", bad)
+	for _, bad := range []string{"0,0", "a", "-1", "0-", "0", "3-1"} {
+		if err := checkCPUAllocation(bad); err == nil {
+			t.Errorf("checkCPUAllocation(%q) accepted", bad)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (c *Config) cpus(allowed []int) ([]int, error) {
 		}
 		return allowed[:count], nil
 	}
-	cpus, err := ParseCPUs(text, len(allowed))
+	cpus, err := shard.ParseCPUList(text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: system.sharding.cpu_allocation: %v", ErrInvalid, err)
 	}

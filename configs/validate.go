@@ -3,9 +3,10 @@ package configs
 import (
 	"fmt"
 	"net"
-	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/whippetio/whippet/shard"
 )
 
 // Limits a configuration may not pass; each is a sanity bound, not a tuning.
@@ -81,7 +82,7 @@ func (c *Config) validateSystem() error {
 	default:
 		return invalid("system.logging.level", "%q is not one of debug, info, warn, error", s.Logging.Level)
 	}
-	if _, err := ParseCPUs(s.Sharding.CPUAllocation, runtime.NumCPU()); err != nil {
+	if err := checkCPUAllocation(s.Sharding.CPUAllocation); err != nil {
 		return invalid("system.sharding.cpu_allocation", "%v", err)
 	}
 	switch s.Sharding.Backend {
@@ -173,54 +174,19 @@ func checkTLS(key string, tls TLS) error {
 	return nil
 }
 
-// ParseCPUs reads cpu_allocation: "all" (0..available-1), a count "N"
-// (the first N), or a list "0-3,6". available bounds the count forms.
-func ParseCPUs(text string, available int) ([]int, error) {
+// checkCPUAllocation accepts "all", a count of CPUs, or a CPU list in the
+// runtime's syntax (shard.ParseCPUList), which options.go resolves.
+func checkCPUAllocation(text string) error {
 	text = strings.TrimSpace(text)
 	if text == "all" {
-		return span(0, available-1), nil
+		return nil
 	}
 	if count, err := strconv.Atoi(text); err == nil {
 		if count < 1 || count > cpuCountMax {
-			return nil, fmt.Errorf("count %d is outside [1, %d]", count, cpuCountMax)
+			return fmt.Errorf("count %d is outside [1, %d]", count, cpuCountMax)
 		}
-		return span(0, count-1), nil
+		return nil
 	}
-	var cpus []int
-	seen := map[int]bool{}
-	for _, part := range strings.Split(text, ",") {
-		first, last, err := parseRange(strings.TrimSpace(part))
-		if err != nil {
-			return nil, err
-		}
-		for cpu := first; cpu <= last; cpu++ {
-			if seen[cpu] {
-				return nil, fmt.Errorf("CPU %d listed twice", cpu)
-			}
-			seen[cpu] = true
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus, nil
-}
-
-func parseRange(part string) (first, last int, err error) {
-	low, high, isRange := strings.Cut(part, "-")
-	first, errLow := strconv.Atoi(low)
-	last, errHigh := first, error(nil)
-	if isRange {
-		last, errHigh = strconv.Atoi(high)
-	}
-	if errLow != nil || errHigh != nil || first < 0 || last < first || last >= cpuCountMax {
-		return 0, 0, fmt.Errorf("%q is not a CPU, a CPU range like 0-3, \"all\" or a count", part)
-	}
-	return first, last, nil
-}
-
-func span(first, last int) []int {
-	cpus := make([]int, 0, last-first+1)
-	for cpu := first; cpu <= last; cpu++ {
-		cpus = append(cpus, cpu)
-	}
-	return cpus
+	_, err := shard.ParseCPUList(text)
+	return err
 }
