@@ -40,8 +40,33 @@ type requestLatency struct {
 	// its operation rather than its code (the first code of each
 	// operation: a PAT login counts as LoginRegister).
 	byOperation map[wire.Operation]int
-	counts      [][LatencyBucketCount]atomic.Uint64
-	sums        []atomic.Uint64
+	rows        []latencyHistogram
+}
+
+// latencyHistogram counts durations in the LatencyBucketCount buckets and
+// sums them. Only the shard's thread writes, so a bump is a load and a
+// store; readers on other threads see each counter atomically.
+type latencyHistogram struct {
+	counts [LatencyBucketCount]atomic.Uint64
+	sum    atomic.Uint64
+}
+
+func (h *latencyHistogram) observe(elapsed time.Duration) {
+	elapsed = max(elapsed, 0)
+	bucket := min(bits.Len64(uint64(elapsed/time.Microsecond)), LatencyBucketCount-1)
+	counter := &h.counts[bucket]
+	counter.Store(counter.Load() + 1)
+	h.sum.Store(h.sum.Load() + uint64(elapsed))
+}
+
+// load copies the counts into counts and returns the sum and the total
+// count; any goroutine.
+func (h *latencyHistogram) load(counts *[LatencyBucketCount]uint64) (sumNanos, total uint64) {
+	for bucket := range counts {
+		counts[bucket] = h.counts[bucket].Load()
+		total += counts[bucket]
+	}
+	return h.sum.Load(), total
 }
 
 func newRequestLatencies(shardCount int) []*requestLatency {
@@ -58,7 +83,7 @@ func newRequestLatencies(shardCount int) []*requestLatency {
 	out := make([]*requestLatency, shardCount)
 	for i := range out {
 		out[i] = &requestLatency{codes: codes, row: row, byOperation: byOperation,
-			counts: make([][LatencyBucketCount]atomic.Uint64, len(codes)), sums: make([]atomic.Uint64, len(codes))}
+			rows: make([]latencyHistogram, len(codes))}
 	}
 	return out
 }
@@ -77,11 +102,7 @@ func (l *requestLatency) observe(frame []byte, elapsed time.Duration) {
 	if !ok {
 		return
 	}
-	micros := uint64(max(elapsed, 0) / time.Microsecond)
-	bucket := min(bits.Len64(micros), LatencyBucketCount-1)
-	counter := &l.counts[index][bucket]
-	counter.Store(counter.Load() + 1)
-	l.sums[index].Store(l.sums[index].Load() + uint64(max(elapsed, 0)))
+	l.rows[index].observe(elapsed)
 }
 
 // RequestLatencies returns every shard's histogram of every command that
@@ -90,12 +111,9 @@ func (s *Server) RequestLatencies() []RequestLatency {
 	var out []RequestLatency
 	for shardID, table := range s.latency {
 		for index, code := range table.codes {
-			entry := RequestLatency{Shard: shardID, Code: code, SumNanos: table.sums[index].Load()}
-			total := uint64(0)
-			for bucket := range entry.Counts {
-				entry.Counts[bucket] = table.counts[index][bucket].Load()
-				total += entry.Counts[bucket]
-			}
+			entry := RequestLatency{Shard: shardID, Code: code}
+			sum, total := table.rows[index].load(&entry.Counts)
+			entry.SumNanos = sum
 			if total > 0 {
 				out = append(out, entry)
 			}
