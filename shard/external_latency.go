@@ -35,11 +35,14 @@ type RequestLatency struct {
 // store; readers on other threads see each counter atomically.
 type requestLatency struct {
 	codes []wire.Code
-	row   map[wire.Code]int // read-only after construction
-	// byOperation is the row of a replicated request, whose frame names
-	// its operation rather than its code (the first code of each
+	// row is 1 + the row of a code, 0 for an unknown one: a slice indexed
+	// by code rather than a map, because every request looks it up.
+	// Read-only after construction, shared by every shard.
+	row []int32
+	// byOperation is 1 + the row of a replicated request, whose frame
+	// names its operation rather than its code (the first code of each
 	// operation: a PAT login counts as LoginRegister).
-	byOperation map[wire.Operation]int
+	byOperation *[256]int32
 	rows        []latencyHistogram
 }
 
@@ -71,13 +74,18 @@ func (h *latencyHistogram) load(counts *[LatencyBucketCount]uint64) (sumNanos, t
 
 func newRequestLatencies(shardCount int) []*requestLatency {
 	codes := wire.Codes()
-	row := make(map[wire.Code]int, len(codes))
-	byOperation := make(map[wire.Operation]int)
+	codeMax := wire.Code(0)
+	for _, code := range codes {
+		codeMax = max(codeMax, code)
+	}
+	invariant.Assert(codeMax < 1<<16, "shard: command codes index a small table")
+	row := make([]int32, codeMax+1)
+	byOperation := new([256]int32)
 	for i, code := range codes {
-		row[code] = i
+		row[code] = int32(i) + 1
 		operation := code.Operation()
-		if _, seen := byOperation[operation]; !seen && operation != wire.OperationNonReplicated && operation != wire.OperationReserved {
-			byOperation[operation] = i
+		if byOperation[operation] == 0 && operation != wire.OperationNonReplicated && operation != wire.OperationReserved {
+			byOperation[operation] = int32(i) + 1
 		}
 	}
 	out := make([]*requestLatency, shardCount)
@@ -95,14 +103,17 @@ func (l *requestLatency) observe(frame []byte, elapsed time.Duration) {
 		return
 	}
 	operation := wire.Operation(frame[offsetRequestOperation])
-	index, ok := l.byOperation[operation]
+	row := l.byOperation[operation]
 	if operation == wire.OperationNonReplicated {
-		index, ok = l.row[wire.Code(binary.LittleEndian.Uint32(frame[offsetRequestCode:]))]
+		row = 0
+		if code := binary.LittleEndian.Uint32(frame[offsetRequestCode:]); code < uint32(len(l.row)) {
+			row = l.row[code]
+		}
 	}
-	if !ok {
+	if row == 0 {
 		return
 	}
-	l.rows[index].observe(elapsed)
+	l.rows[row-1].observe(elapsed)
 }
 
 // RequestLatencies returns every shard's histogram of every command that
