@@ -18,8 +18,7 @@ type dataTarget struct {
 }
 
 // dispatchData starts the partition commands; false for other codes.
-func (f *front) dispatchData(c *call) bool {
-	view := f.server.view.Load()
+func (f *front) dispatchData(c *call, view *frontView) bool {
 	switch request := c.body.(type) {
 	case *wire.SendMessages:
 		f.sendMessages(c, view, request)
