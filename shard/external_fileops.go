@@ -1,10 +1,6 @@
 package shard
 
-import (
-	"math/bits"
-	"sync/atomic"
-	"time"
-)
+import "time"
 
 // FileOpKind names what a FileOp did, for its latency histogram.
 type FileOpKind uint8
@@ -33,18 +29,9 @@ func (k FileOpKind) String() string {
 // fileLatency is a shard's file op latency table: per kind, the
 // LatencyBucketCount buckets of RequestLatency and a sum. Only the
 // shard's thread writes.
-type fileLatency struct {
-	counts [fileOpKindCount][LatencyBucketCount]atomic.Uint64
-	sums   [fileOpKindCount]atomic.Uint64
-}
+type fileLatency [fileOpKindCount]latencyHistogram
 
-func (l *fileLatency) observe(kind FileOpKind, elapsed time.Duration) {
-	elapsed = max(elapsed, 0)
-	bucket := min(bits.Len64(uint64(elapsed/time.Microsecond)), LatencyBucketCount-1)
-	counter := &l.counts[kind][bucket]
-	counter.Store(counter.Load() + 1)
-	l.sums[kind].Store(l.sums[kind].Load() + uint64(elapsed))
-}
+func (l *fileLatency) observe(kind FileOpKind, elapsed time.Duration) { l[kind].observe(elapsed) }
 
 // FileLatency is one shard's histogram of one kind of file op, from
 // submission to completion: segment writes are the append path's disk
@@ -61,10 +48,7 @@ func (sh *Shard) FileLatencies() []FileLatency {
 	out := make([]FileLatency, fileOpKindCount)
 	for kind := range fileOpKindCount {
 		out[kind].Kind = kind
-		out[kind].SumNanos = sh.fileLatency.sums[kind].Load()
-		for bucket := range out[kind].Counts {
-			out[kind].Counts[bucket] = sh.fileLatency.counts[kind][bucket].Load()
-		}
+		out[kind].SumNanos, _ = sh.fileLatency[kind].load(&out[kind].Counts)
 	}
 	return out
 }

@@ -35,30 +35,63 @@ type RequestLatency struct {
 // store; readers on other threads see each counter atomically.
 type requestLatency struct {
 	codes []wire.Code
-	row   map[wire.Code]int // read-only after construction
-	// byOperation is the row of a replicated request, whose frame names
-	// its operation rather than its code (the first code of each
+	// row is 1 + the row of a code, 0 for an unknown one: a slice indexed
+	// by code rather than a map, because every request looks it up.
+	// Read-only after construction, shared by every shard.
+	row []int32
+	// byOperation is 1 + the row of a replicated request, whose frame
+	// names its operation rather than its code (the first code of each
 	// operation: a PAT login counts as LoginRegister).
-	byOperation map[wire.Operation]int
-	counts      [][LatencyBucketCount]atomic.Uint64
-	sums        []atomic.Uint64
+	byOperation *[256]int32
+	rows        []latencyHistogram
+}
+
+// latencyHistogram counts durations in the LatencyBucketCount buckets and
+// sums them. Only the shard's thread writes, so a bump is a load and a
+// store; readers on other threads see each counter atomically.
+type latencyHistogram struct {
+	counts [LatencyBucketCount]atomic.Uint64
+	sum    atomic.Uint64
+}
+
+func (h *latencyHistogram) observe(elapsed time.Duration) {
+	elapsed = max(elapsed, 0)
+	bucket := min(bits.Len64(uint64(elapsed/time.Microsecond)), LatencyBucketCount-1)
+	counter := &h.counts[bucket]
+	counter.Store(counter.Load() + 1)
+	h.sum.Store(h.sum.Load() + uint64(elapsed))
+}
+
+// load copies the counts into counts and returns the sum and the total
+// count; any goroutine.
+func (h *latencyHistogram) load(counts *[LatencyBucketCount]uint64) (sumNanos, total uint64) {
+	for bucket := range counts {
+		counts[bucket] = h.counts[bucket].Load()
+		total += counts[bucket]
+	}
+	return h.sum.Load(), total
 }
 
 func newRequestLatencies(shardCount int) []*requestLatency {
 	codes := wire.Codes()
-	row := make(map[wire.Code]int, len(codes))
-	byOperation := make(map[wire.Operation]int)
+	codeMax := wire.Code(0)
+	for _, code := range codes {
+		codeMax = max(codeMax, code)
+	}
+	invariant.Assert(codeMax < 1<<16, "shard: command codes index a small table")
+	row := make([]int32, codeMax+1)
+	byOperation := new([256]int32)
 	for i, code := range codes {
-		row[code] = i
+		row[code] = int32(i) + 1
 		operation := code.Operation()
-		if _, seen := byOperation[operation]; !seen && operation != wire.OperationNonReplicated && operation != wire.OperationReserved {
-			byOperation[operation] = i
+		if byOperation[operation] == 0 && operation != wire.OperationNonReplicated && operation != wire.OperationReserved {
+			byOperation[operation] = int32(i) + 1
 		}
 	}
 	out := make([]*requestLatency, shardCount)
 	for i := range out {
 		out[i] = &requestLatency{codes: codes, row: row, byOperation: byOperation,
-			counts: make([][LatencyBucketCount]atomic.Uint64, len(codes)), sums: make([]atomic.Uint64, len(codes))}
+			rows: make([]latencyHistogram, len(codes))}
 	}
 	return out
 }
@@ -70,18 +103,17 @@ func (l *requestLatency) observe(frame []byte, elapsed time.Duration) {
 		return
 	}
 	operation := wire.Operation(frame[offsetRequestOperation])
-	index, ok := l.byOperation[operation]
+	row := l.byOperation[operation]
 	if operation == wire.OperationNonReplicated {
-		index, ok = l.row[wire.Code(binary.LittleEndian.Uint32(frame[offsetRequestCode:]))]
+		row = 0
+		if code := binary.LittleEndian.Uint32(frame[offsetRequestCode:]); code < uint32(len(l.row)) {
+			row = l.row[code]
+		}
 	}
-	if !ok {
+	if row == 0 {
 		return
 	}
-	micros := uint64(max(elapsed, 0) / time.Microsecond)
-	bucket := min(bits.Len64(micros), LatencyBucketCount-1)
-	counter := &l.counts[index][bucket]
-	counter.Store(counter.Load() + 1)
-	l.sums[index].Store(l.sums[index].Load() + uint64(max(elapsed, 0)))
+	l.rows[row-1].observe(elapsed)
 }
 
 // RequestLatencies returns every shard's histogram of every command that
@@ -90,12 +122,9 @@ func (s *Server) RequestLatencies() []RequestLatency {
 	var out []RequestLatency
 	for shardID, table := range s.latency {
 		for index, code := range table.codes {
-			entry := RequestLatency{Shard: shardID, Code: code, SumNanos: table.sums[index].Load()}
-			total := uint64(0)
-			for bucket := range entry.Counts {
-				entry.Counts[bucket] = table.counts[index][bucket].Load()
-				total += entry.Counts[bucket]
-			}
+			entry := RequestLatency{Shard: shardID, Code: code}
+			sum, total := table.rows[index].load(&entry.Counts)
+			entry.SumNanos = sum
 			if total > 0 {
 				out = append(out, entry)
 			}

@@ -18,8 +18,7 @@ type dataTarget struct {
 }
 
 // dispatchData starts the partition commands; false for other codes.
-func (f *front) dispatchData(c *call) bool {
-	view := f.server.view.Load()
+func (f *front) dispatchData(c *call, view *frontView) bool {
 	switch request := c.body.(type) {
 	case *wire.SendMessages:
 		f.sendMessages(c, view, request)
@@ -73,33 +72,18 @@ func (f *front) startData(c *call, op *DataOp, kind DataKind, next func(c *call,
 	local := f.server.data.Local(f.shard)
 	c.next, c.kind = next, kind
 	op.Context, op.Done = c, f.dataDoneFn
-	switch kind {
-	case DataAppend:
+	if kind == DataAppend {
 		c.dataStarted = time.Now()
-		local.Append(op)
-	case DataPoll:
-		local.Poll(op)
-	case DataGetOffset:
-		local.GetOffset(op)
-	case DataStoreOffset:
-		local.StoreOffset(op)
-	case DataDeleteOffset:
-		local.DeleteOffset(op)
-	case DataFlush:
-		local.Flush(op)
-	case DataDeleteSegments:
-		local.DeleteSegments(op)
 	}
+	local.start(op, kind)
 }
 
 // dataDone is every data op's Done: a fatal error stops the process, the
 // rest is the call's continuation.
 func (f *front) dataDone(op *DataOp) {
 	c := op.Context.(*call)
-	if op.Err != nil {
-		if engine.IsFatal(op.Err) {
-			f.server.fatal(op.Err)
-		}
+	if engine.IsFatal(op.Err) {
+		f.server.fatal(op.Err)
 	}
 	if c.kind == DataAppend && op.Err == nil {
 		f.appendLatency.observe(time.Since(c.dataStarted))

@@ -79,7 +79,8 @@ func (f *front) done(c *call, reply []byte) {
 // dispatch runs a classified request: reads of the view here, metadata
 // writes on shard 0, partition commands on their owning shard.
 func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code wire.Code) {
-	if f.server.view.Load() == nil {
+	view := f.server.view.Load()
+	if view == nil {
 		f.waitReady(s, frame)
 		return
 	}
@@ -105,16 +106,16 @@ func (f *front) dispatch(s *session, frame frameRef, request *wire.Request, code
 		c.send = *send
 		c.body = &c.send
 	}
-	if read := localReads[code]; read != nil && statsReads[code] {
-		f.readWithStats(c, f.server.view.Load(), read)
-		return
-	}
 	if read := localReads[code]; read != nil {
-		read(f, c, f.server.view.Load())
+		if statsReads[code] {
+			f.readWithStats(c, view, read)
+			return
+		}
+		read(f, c, view)
 		f.complete(c)
 		return
 	}
-	if f.dispatchData(c) {
+	if f.dispatchData(c, view) {
 		return
 	}
 	if !f.prepareMeta(c) {
