@@ -102,7 +102,7 @@ func (b *uringBackend) translateRecv(cqe ring.CQE, op *uringOp, out *Completion)
 	rearm := !op.cancelled && (cqe.Res > 0 && !op.once || out.Errno == unix.ENOBUFS)
 	if rearm {
 		b.recvRearms++
-		b.armRecv(op.fd, cqe.UserData)
+		b.armRecv(op, cqe.UserData)
 		out.More = true
 		return cqe.Res > 0
 	}
