@@ -216,13 +216,7 @@ func (c *Conn) onRecv(completion Completion) {
 		c.recvArmed = false
 	}
 	switch {
-	case completion.Errno == unix.ECANCELED:
-		c.onRecvEnded()
-	case completion.Errno != 0:
-		c.close(fmt.Errorf("shard: recv: %w", completion.Errno))
-		c.finishClose() // close returned early when already closing
-	case completion.Result == 0:
-		c.onPeerClosed()
+	case c.recvFinished(completion):
 	case c.state != connOpen:
 		c.finishClose() // draining or closing: the bytes are not wanted
 	case c.paused:
@@ -266,13 +260,7 @@ func (c *Conn) onRecvInto(completion Completion) {
 	invariant.Assert(c.recvArmed && c.recvInto, "a RecvInto completion has a RecvInto armed")
 	c.recvArmed, c.recvInto = false, false
 	switch {
-	case completion.Errno == unix.ECANCELED:
-		c.onRecvEnded()
-	case completion.Errno != 0:
-		c.close(fmt.Errorf("shard: recv: %w", completion.Errno))
-		c.finishClose() // close returned early when already closing
-	case completion.Result == 0:
-		c.onPeerClosed()
+	case c.recvFinished(completion):
 	case c.state != connOpen:
 		c.onRecvEnded()
 	default:
@@ -289,6 +277,23 @@ func (c *Conn) onRecvInto(completion Completion) {
 		}
 		c.afterInput()
 	}
+}
+
+// recvFinished handles a receive's completion that brought no bytes (a
+// cancel's, an error's or end of stream's) and reports whether it was one.
+func (c *Conn) recvFinished(completion Completion) bool {
+	switch {
+	case completion.Errno == unix.ECANCELED:
+		c.onRecvEnded()
+	case completion.Errno != 0:
+		c.close(fmt.Errorf("shard: recv: %w", completion.Errno))
+		c.finishClose() // close returned early when already closing
+	case completion.Result == 0:
+		c.onPeerClosed()
+	default:
+		return false
+	}
+	return true
 }
 
 // onRecvEnded handles the final completion of a cancelled recv: a pause,

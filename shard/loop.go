@@ -55,22 +55,24 @@ func (sh *Shard) waitTimeout(work int) time.Duration {
 // fruitful) and then blocking; peers wake a blocked shard when they queue
 // a message for it.
 func (sh *Shard) wait(timeout time.Duration) int {
+	count := 0
 	if timeout != 0 && sh.runtime.options.Spin > 0 && sh.spinIdle < spinIdleTurnsMax {
-		if count := sh.spin(); count > 0 {
-			return count
-		}
+		count = sh.spin()
 	}
-	if timeout != 0 {
-		sh.sleeping.Store(true)
-		if sh.inboxPending() || sh.runtime.epoch.Load() != sh.epochSeen {
-			timeout = 0
+	if count == 0 {
+		if timeout != 0 {
+			sh.sleeping.Store(true)
+			if sh.inboxPending() || sh.runtime.epoch.Load() != sh.epochSeen {
+				timeout = 0
+			}
 		}
-	}
-	count, err := sh.backend.Wait(sh.completions, timeout)
-	sh.sleeping.Store(false)
-	if err != nil {
-		sh.fail(err)
-		return 0
+		var err error
+		count, err = sh.backend.Wait(sh.completions, timeout)
+		sh.sleeping.Store(false)
+		if err != nil {
+			sh.fail(err)
+			return 0
+		}
 	}
 	if count > 0 {
 		sh.spinIdle = 0
@@ -90,8 +92,6 @@ func (sh *Shard) spin() int {
 			return 0
 		}
 		if count > 0 {
-			sh.spinIdle = 0
-			sh.busy = true
 			return count
 		}
 		if sh.inboxPending() || sh.runtime.epoch.Load() != sh.epochSeen {

@@ -49,9 +49,10 @@ type Shard struct {
 	// external holds sockets other goroutines handed over (Runtime.Adopt).
 	external externalInbox
 
-	inbox  []*Queue[envelope] // inbox[peer]: peer → this shard
-	outbox []*Queue[envelope] // outbox[peer]: this shard → peer
-	local  []envelope         // messages a shard sends itself
+	inbox      []*Queue[envelope] // inbox[peer]: peer → this shard
+	outbox     []*Queue[envelope] // outbox[peer]: this shard → peer
+	local      []envelope         // messages a shard sends itself
+	localSpare []envelope         // local's other buffer, swapped in each turn
 
 	conns       []*Conn // by slot; nil when free
 	connsFree   []uint32
@@ -162,12 +163,16 @@ func (sh *Shard) takeMessages() int {
 			count++
 		}
 	}
+	// Messages sent while delivering wait for the next turn, in the spare
+	// slice; the two swap so a busy shard allocates none.
 	local := sh.local
-	sh.local = nil
-	for _, item := range local {
+	sh.local = sh.localSpare[:0]
+	for i, item := range local {
 		sh.deliver(sh.id, item)
+		local[i] = envelope{} // drop the message for the GC
 		count++
 	}
+	sh.localSpare = local[:0]
 	return count
 }
 

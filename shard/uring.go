@@ -218,8 +218,7 @@ func (b *uringBackend) Recv(fd int, token uint64) error {
 	if b.closed {
 		return ErrClosed
 	}
-	b.track(token, tokenRecv, fd)
-	b.armRecv(fd, token)
+	b.armRecv(b.track(token, tokenRecv, fd), token)
 	return nil
 }
 
@@ -229,17 +228,18 @@ func (b *uringBackend) RecvOnce(fd int, token uint64) error {
 	if b.closed {
 		return ErrClosed
 	}
-	b.track(token, tokenRecv, fd).once = true
-	b.armRecv(fd, token)
+	op := b.track(token, tokenRecv, fd)
+	op.once = true
+	b.armRecv(op, token)
 	return nil
 }
 
-func (b *uringBackend) armRecv(fd int, token uint64) {
+func (b *uringBackend) armRecv(op *uringOp, token uint64) {
 	sqe := b.sqe()
-	if b.multishotOK && !b.ops[token].once {
-		sqe.PrepRecvMultishot(int32(fd), b.recvRing, 0)
+	if b.multishotOK && !op.once {
+		sqe.PrepRecvMultishot(int32(op.fd), b.recvRing, 0)
 	} else {
-		sqe.PrepRecvSelect(int32(fd), b.recvRing, 0)
+		sqe.PrepRecvSelect(int32(op.fd), b.recvRing, 0)
 	}
 	sqe.SetUserData(token)
 }

@@ -12,7 +12,8 @@ import (
 
 // Wait recycles the receive buffers the last Wait handed out, submits
 // everything queued, waits (entering the kernel also runs the deferred
-// completions), and translates the CQEs.
+// completions; a Wait that need not block enters only when there is
+// something to submit or collect), and translates the CQEs.
 func (b *uringBackend) Wait(out []Completion, timeout time.Duration) (int, error) {
 	if b.closed {
 		return 0, ErrClosed
@@ -22,11 +23,14 @@ func (b *uringBackend) Wait(out []Completion, timeout time.Duration) (int, error
 		b.recvRing.Recycle(id)
 	}
 	b.recycle = b.recycle[:0]
-	var waitCount uint32
+	var err error
 	if timeout != 0 && b.ring.CQReady() == 0 {
-		waitCount = 1
+		_, err = b.ring.SubmitAndWait(1, max(timeout, 0))
+	} else {
+		// Submit enters the kernel only when SQEs are queued or it holds
+		// completions back: a spinning or busy loop polls the CQ for free.
+		_, err = b.ring.Submit()
 	}
-	_, err := b.ring.SubmitAndWait(waitCount, max(timeout, 0))
 	if err != nil && !errors.Is(err, ring.ErrTimeout) {
 		return 0, err
 	}
@@ -98,7 +102,7 @@ func (b *uringBackend) translateRecv(cqe ring.CQE, op *uringOp, out *Completion)
 	rearm := !op.cancelled && (cqe.Res > 0 && !op.once || out.Errno == unix.ENOBUFS)
 	if rearm {
 		b.recvRearms++
-		b.armRecv(op.fd, cqe.UserData)
+		b.armRecv(op, cqe.UserData)
 		out.More = true
 		return cqe.Res > 0
 	}
