@@ -86,7 +86,8 @@ type partitionCache struct {
 	first   int // batches[:first] are dropped
 }
 
-func (p *partitionCache) add(record []byte) {
+// add caches record, the stored bytes of the journal batch batch.
+func (p *partitionCache) add(record []byte, batch *journalBatch) {
 	if p.cache == nil {
 		return
 	}
@@ -101,9 +102,9 @@ func (p *partitionCache) add(record []byte) {
 		p.first = 0
 	}
 	p.batches = append(p.batches, cachedBatch{
-		offsetFirst: batchBaseOffset(record),
-		count:       batchMessageCount(record),
-		timestamp:   batchBaseTimestamp(record),
+		offsetFirst: batch.offsetFirst,
+		count:       batch.count,
+		timestamp:   batch.timestamp,
 		sequence:    sequence,
 	})
 }
