@@ -86,7 +86,8 @@ type partitionCache struct {
 	first   int // batches[:first] are dropped
 }
 
-func (p *partitionCache) add(record []byte) {
+// add caches record, the stored bytes of the journal batch batch.
+func (p *partitionCache) add(record []byte, batch *journalBatch) {
 	if p.cache == nil {
 		return
 	}
@@ -101,9 +102,9 @@ func (p *partitionCache) add(record []byte) {
 		p.first = 0
 	}
 	p.batches = append(p.batches, cachedBatch{
-		offsetFirst: batchBaseOffset(record),
-		count:       batchMessageCount(record),
-		timestamp:   batchBaseTimestamp(record),
+		offsetFirst: batch.offsetFirst,
+		count:       batch.count,
+		timestamp:   batch.timestamp,
 		sequence:    sequence,
 	})
 }
@@ -122,22 +123,22 @@ func (p *partitionCache) dropEvicted() {
 	}
 }
 
-// offsetFirst returns the first cached offset, or false when empty.
-func (p *partitionCache) offsetFirst() (uint64, bool) {
+// oldest returns the first cached batch, or nil when empty.
+func (p *partitionCache) oldest() *cachedBatch {
 	if p.cache == nil {
-		return 0, false
+		return nil
 	}
 	p.dropEvicted()
 	if p.first == len(p.batches) {
-		return 0, false
+		return nil
 	}
-	return p.batches[p.first].offsetFirst, true
+	return &p.batches[p.first]
 }
 
 // find returns the record holding offset, or nil.
 func (p *partitionCache) find(offset uint64) []byte {
-	first, ok := p.offsetFirst()
-	if !ok || offset < first {
+	oldest := p.oldest()
+	if oldest == nil || offset < oldest.offsetFirst {
 		return nil
 	}
 	low, high := p.first, len(p.batches)
@@ -159,7 +160,7 @@ func (p *partitionCache) find(offset uint64) []byte {
 // findTimestamp returns the first cached record with base_timestamp >=
 // timestamp, or nil.
 func (p *partitionCache) findTimestamp(timestamp uint64) []byte {
-	if _, ok := p.offsetFirst(); !ok {
+	if p.oldest() == nil {
 		return nil
 	}
 	for index := p.first; index < len(p.batches); index++ {

@@ -19,7 +19,7 @@ const (
 	offsetSlotBytes = 32
 
 	// batchBytesMax bounds one stored batch record: the 64 MiB bus frame.
-	batchBytesMax = 64 << 20
+	batchBytesMax = wire.FrameBytesMax
 	// payloadBytesMax and userHeadersBytesMax mirror the Iggy limits.
 	payloadBytesMax     = wire.PayloadBytesMax
 	userHeadersBytesMax = wire.UserHeadersBytesMax
@@ -66,13 +66,13 @@ const (
 	listNamesMax = 2*segmentsMax + 16
 )
 
-// indexIntervalBytes is the least .log distance between two index entries:
-// a lookup walks at most this much plus one write chunk, and a segment's
-// in-memory index costs 24 bytes per interval (384 KiB per GiB of log).
 // errorDepthMax bounds the wrapping IsFatal follows: the engine's and
 // its callers' error chains are a few links deep.
 const errorDepthMax = 64
 
+// indexIntervalBytes is the least .log distance between two index entries:
+// a lookup walks at most this much plus one write chunk, and a segment's
+// in-memory index costs 24 bytes per interval (384 KiB per GiB of log).
 const indexIntervalBytes = 64 << 10
 
 // indexBufferBytes is the aligned buffer of one .index write.

@@ -110,8 +110,8 @@ func (p *Partition) resolveStart(op *PollOp) {
 func (p *Partition) resolveTimestamp(op *PollOp) {
 	op.timestamp = op.Value
 	op.byTimestamp = true
-	if first, ok := p.cache.offsetFirst(); ok && p.cache.batches[p.cache.first].timestamp < op.timestamp {
-		op.offset = first
+	if oldest := p.cache.oldest(); oldest != nil && oldest.timestamp < op.timestamp {
+		op.offset = oldest.offsetFirst
 		if record := p.cache.findTimestamp(op.timestamp); record != nil {
 			op.offset = batchBaseOffset(record)
 		}

@@ -1,17 +1,20 @@
 package metadata
 
-// Named limits (PROTOCOL.md §9); TestLimits relates them.
+import "github.com/whippetio/whippet/wire"
+
+// Named limits (PROTOCOL.md §9); TestLimits relates them. Those the
+// protocol fixes are wire's.
 const (
-	streamsMax            = 1 << 20
-	topicsPerStreamMax    = 4096
+	streamsMax            = wire.StreamsMax
+	topicsPerStreamMax    = wire.TopicsPerStreamMax
 	partitionsPerTopicMax = 1_000_000
-	partitionsPerRequest  = 1000
+	partitionsPerRequest  = wire.PartitionsPerRequestMax
 	usersMax              = 1 << 16
 	tokensPerUserMax      = 100
 	groupsPerTopicMax     = 1 << 16
-	nameBytesMax          = 255
-	usernameBytesMin      = 3
-	usernameBytesMax      = 50
+	nameBytesMax          = wire.NameBytesMax
+	usernameBytesMin      = wire.UsernameBytesMin
+	usernameBytesMax      = wire.UsernameBytesMax
 	// recordBytesMax bounds one metadata log record (a topic's options
 	// are at most 100,000 bytes).
 	recordBytesMax = 1 << 20
