@@ -75,7 +75,7 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 }
 
 // acquire takes a pipeline slot, waiting while the pipe is full.
-func (c *conn) acquire(ctx context.Context, expired <-chan struct{}) error {
+func (c *conn) acquire(ctx context.Context, expired <-chan time.Time) error {
 	select {
 	case c.slots <- struct{}{}:
 		return nil
@@ -200,11 +200,4 @@ func readFrame(reader io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return frame, nil
-}
-
-// deadlineChannel returns a channel closed after timeout, and its stop.
-func deadlineChannel(timeout time.Duration) (<-chan struct{}, func()) {
-	expired := make(chan struct{})
-	timer := time.AfterFunc(timeout, func() { close(expired) })
-	return expired, func() { timer.Stop() }
 }

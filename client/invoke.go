@@ -107,8 +107,11 @@ func (p *call) replay() *call {
 // does not arrive in time leaves the stream in an unknown state, so the
 // connection is dropped (§5.6).
 func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*call, error) {
-	expired, stop := deadlineChannel(c.options.ReplyTimeout)
-	defer stop()
+	// One timer per call: its channel fires once, and whichever of acquire
+	// or the select below receives it ends the call.
+	timer := time.NewTimer(c.options.ReplyTimeout)
+	defer timer.Stop()
+	expired := timer.C
 	if err := current.acquire(ctx, expired); err != nil {
 		return nil, err
 	}
