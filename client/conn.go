@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -102,8 +103,9 @@ func (c *conn) brokenErr() error {
 // readLoop reads reply frames and hands each to the oldest pending call.
 func (c *conn) readLoop() {
 	defer close(c.done)
+	reader := bufio.NewReader(c.netConn)
 	for {
-		frame, err := readFrame(c.netConn)
+		frame, err := readFrame(reader)
 		if err != nil {
 			c.fail(errors.Join(ErrDisconnected, err))
 			return
@@ -184,19 +186,20 @@ func (c *conn) isBroken() bool {
 	return c.broken != nil
 }
 
-// readFrame reads one whole frame: the header, then the declared body.
-func readFrame(reader io.Reader) ([]byte, error) {
-	var header [wire.HeaderBytes]byte
-	if _, err := io.ReadFull(reader, header[:]); err != nil {
+// readFrame reads one whole frame: it peeks the header for the declared
+// size, then reads header and body into one buffer. Reading through the
+// buffered reader takes pipelined replies in few syscalls.
+func readFrame(reader *bufio.Reader) ([]byte, error) {
+	header, err := reader.Peek(wire.HeaderBytes)
+	if err != nil {
 		return nil, err
 	}
-	size, err := wire.FrameSize(header[:])
+	size, err := wire.FrameSize(header)
 	if err != nil {
 		return nil, err
 	}
 	frame := make([]byte, size)
-	copy(frame, header[:])
-	if _, err := io.ReadFull(reader, frame[wire.HeaderBytes:]); err != nil {
+	if _, err := io.ReadFull(reader, frame); err != nil {
 		return nil, err
 	}
 	return frame, nil
