@@ -20,7 +20,7 @@ type call struct {
 	operation wire.Operation
 	stamped   bool // request id and session fields written
 	request   uint64
-	frame     []byte
+	frame     *[]byte // pooled; see takeFrame
 	reply     wire.Reply
 	buffer    []byte // the reply frame; reply's slices point into it
 	err       error
@@ -66,7 +66,7 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 	}
 	c.pending = append(c.pending, pending)
 	c.mu.Unlock()
-	if _, err := c.netConn.Write(pending.frame); err != nil {
+	if _, err := c.netConn.Write(*pending.frame); err != nil {
 		c.mu.Lock()
 		c.breakLocked(errors.Join(ErrDisconnected, err))
 		c.mu.Unlock()

@@ -74,7 +74,7 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 		header.Code = command
 	}
 	frame := takeFrame(wire.RequestBytes(body))
-	wire.EncodeRequest(frame, header, body)
+	wire.EncodeRequest(*frame, header, body)
 	return &call{command: command, operation: operation, frame: frame}, nil
 }
 
@@ -94,7 +94,7 @@ func (c *Client) stamp(pending *call) {
 	case operation.Metadata() || operation == wire.OperationDeleteSegments || operation == wire.OperationLogout:
 		c.counter++
 	}
-	wire.StampRequest(pending.frame, c.clientID, request, session)
+	wire.StampRequest(*pending.frame, c.clientID, request, session)
 	pending.request = request
 	pending.stamped = true
 }
