@@ -66,14 +66,15 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	if status := validate(body); status != wire.StatusOK {
 		return nil, &Error{Command: command, Status: status}
 	}
-	if wire.RequestBytes(body) > wire.FrameBytesMax {
+	size := wire.RequestBytes(body)
+	if size > wire.FrameBytesMax {
 		return nil, &Error{Command: command, Status: wire.StatusTooBigMessagePayload}
 	}
 	header := wire.RequestHeader{Operation: operation}
 	if operation == wire.OperationNonReplicated {
 		header.Code = command
 	}
-	frame := takeFrame(wire.RequestBytes(body))
+	frame := takeFrame(size)
 	wire.EncodeRequest(*frame, header, body)
 	return &call{command: command, operation: operation, frame: frame}, nil
 }
