@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -19,7 +20,7 @@ type call struct {
 	operation wire.Operation
 	stamped   bool // request id and session fields written
 	request   uint64
-	frame     []byte
+	frame     *[]byte // pooled; see takeFrame
 	reply     wire.Reply
 	buffer    []byte // the reply frame; reply's slices point into it
 	err       error
@@ -65,7 +66,7 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 	}
 	c.pending = append(c.pending, pending)
 	c.mu.Unlock()
-	if _, err := c.netConn.Write(pending.frame); err != nil {
+	if _, err := c.netConn.Write(*pending.frame); err != nil {
 		c.mu.Lock()
 		c.breakLocked(errors.Join(ErrDisconnected, err))
 		c.mu.Unlock()
@@ -75,7 +76,7 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 }
 
 // acquire takes a pipeline slot, waiting while the pipe is full.
-func (c *conn) acquire(ctx context.Context, expired <-chan struct{}) error {
+func (c *conn) acquire(ctx context.Context, expired <-chan time.Time) error {
 	select {
 	case c.slots <- struct{}{}:
 		return nil
@@ -102,8 +103,9 @@ func (c *conn) brokenErr() error {
 // readLoop reads reply frames and hands each to the oldest pending call.
 func (c *conn) readLoop() {
 	defer close(c.done)
+	reader := bufio.NewReader(c.netConn)
 	for {
-		frame, err := readFrame(c.netConn)
+		frame, err := readFrame(reader)
 		if err != nil {
 			c.fail(errors.Join(ErrDisconnected, err))
 			return
@@ -184,27 +186,21 @@ func (c *conn) isBroken() bool {
 	return c.broken != nil
 }
 
-// readFrame reads one whole frame: the header, then the declared body.
-func readFrame(reader io.Reader) ([]byte, error) {
-	var header [wire.HeaderBytes]byte
-	if _, err := io.ReadFull(reader, header[:]); err != nil {
+// readFrame reads one whole frame: it peeks the header for the declared
+// size, then reads header and body into one buffer. Reading through the
+// buffered reader takes pipelined replies in few syscalls.
+func readFrame(reader *bufio.Reader) ([]byte, error) {
+	header, err := reader.Peek(wire.HeaderBytes)
+	if err != nil {
 		return nil, err
 	}
-	size, err := wire.FrameSize(header[:])
+	size, err := wire.FrameSize(header)
 	if err != nil {
 		return nil, err
 	}
 	frame := make([]byte, size)
-	copy(frame, header[:])
-	if _, err := io.ReadFull(reader, frame[wire.HeaderBytes:]); err != nil {
+	if _, err := io.ReadFull(reader, frame); err != nil {
 		return nil, err
 	}
 	return frame, nil
-}
-
-// deadlineChannel returns a channel closed after timeout, and its stop.
-func deadlineChannel(timeout time.Duration) (<-chan struct{}, func()) {
-	expired := make(chan struct{})
-	timer := time.AfterFunc(timeout, func() { close(expired) })
-	return expired, func() { timer.Stop() }
 }

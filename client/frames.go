@@ -15,20 +15,27 @@ var framePools [bits.UintSize]sync.Pool
 
 func frameClass(size int) int { return bits.Len(uint(size - 1)) }
 
-// takeFrame returns a buffer of exactly size bytes.
-func takeFrame(size int) []byte {
+// takeFrame returns a buffer of exactly size bytes. The pool holds the
+// buffers' boxes, so taking and releasing one allocates nothing.
+func takeFrame(size int) *[]byte {
 	class := frameClass(size)
 	if pooled, ok := framePools[class].Get().(*[]byte); ok {
-		return (*pooled)[:size]
+		*pooled = (*pooled)[:size]
+		return pooled
 	}
-	return make([]byte, size, 1<<class)
+	frame := make([]byte, size, 1<<class)
+	return &frame
 }
 
 // releaseFrame hands a frame taken with takeFrame back to its pool.
-func releaseFrame(frame []byte) {
-	if cap(frame) == 0 || cap(frame) > wire.FrameBytesMax || cap(frame)&(cap(frame)-1) != 0 {
+func releaseFrame(frame *[]byte) {
+	if frame == nil {
+		return
+	}
+	size := cap(*frame)
+	if size == 0 || size > wire.FrameBytesMax || size&(size-1) != 0 {
 		return // not a pooled size class
 	}
-	frame = frame[:cap(frame)]
-	framePools[frameClass(cap(frame))].Put(&frame)
+	*frame = (*frame)[:size]
+	framePools[frameClass(size)].Put(frame)
 }

@@ -66,15 +66,16 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	if status := validate(body); status != wire.StatusOK {
 		return nil, &Error{Command: command, Status: status}
 	}
-	if wire.RequestBytes(body) > wire.FrameBytesMax {
+	size := wire.RequestBytes(body)
+	if size > wire.FrameBytesMax {
 		return nil, &Error{Command: command, Status: wire.StatusTooBigMessagePayload}
 	}
 	header := wire.RequestHeader{Operation: operation}
 	if operation == wire.OperationNonReplicated {
 		header.Code = command
 	}
-	frame := takeFrame(wire.RequestBytes(body))
-	wire.EncodeRequest(frame, header, body)
+	frame := takeFrame(size)
+	wire.EncodeRequest(*frame, header, body)
 	return &call{command: command, operation: operation, frame: frame}, nil
 }
 
@@ -94,7 +95,7 @@ func (c *Client) stamp(pending *call) {
 	case operation.Metadata() || operation == wire.OperationDeleteSegments || operation == wire.OperationLogout:
 		c.counter++
 	}
-	wire.StampRequest(pending.frame, c.clientID, request, session)
+	wire.StampRequest(*pending.frame, c.clientID, request, session)
 	pending.request = request
 	pending.stamped = true
 }
@@ -107,8 +108,11 @@ func (p *call) replay() *call {
 // does not arrive in time leaves the stream in an unknown state, so the
 // connection is dropped (§5.6).
 func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*call, error) {
-	expired, stop := deadlineChannel(c.options.ReplyTimeout)
-	defer stop()
+	// One timer per call: its channel fires once, and whichever of acquire
+	// or the select below receives it ends the call.
+	timer := time.NewTimer(c.options.ReplyTimeout)
+	defer timer.Stop()
+	expired := timer.C
 	if err := current.acquire(ctx, expired); err != nil {
 		return nil, err
 	}

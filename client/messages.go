@@ -16,8 +16,7 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier
 	if err := wire.CheckOutgoing(messages); err != nil {
 		return nil, &Error{Command: wire.CodeSendMessages, Status: wire.StatusOf(err)}
 	}
-	key := topicKey(stream, topic)
-	resolved, err := c.resolvePartitioning(ctx, stream, topic, key, partitioning)
+	resolved, err := c.resolvePartitioning(ctx, stream, topic, partitioning)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +24,7 @@ func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier
 	done, err := c.invoke(ctx, wire.CodeSendMessages, body)
 	if err != nil {
 		if StatusOf(err) == wire.StatusPartitionNotFound {
-			c.topics.forget(key)
+			c.topics.forget(topicKey(stream, topic))
 		}
 		return nil, err
 	}
@@ -44,7 +43,7 @@ func (c *Client) ServerPartitioning(enabled bool) {
 	c.serverPartitioning = enabled
 }
 
-func (c *Client) resolvePartitioning(ctx context.Context, stream, topic wire.Identifier, key string,
+func (c *Client) resolvePartitioning(ctx context.Context, stream, topic wire.Identifier,
 	partitioning wire.Partitioning) (wire.Partitioning, error) {
 	c.mu.Lock()
 	passThrough := c.serverPartitioning
@@ -56,6 +55,7 @@ func (c *Client) resolvePartitioning(ctx context.Context, stream, topic wire.Ide
 		(len(partitioning.Key) == 0 || len(partitioning.Key) > wire.NameBytesMax) {
 		return wire.Partitioning{}, &Error{Command: wire.CodeSendMessages, Status: wire.StatusInvalidKeyValueLength}
 	}
+	key := topicKey(stream, topic) // only resolved sends need the cache
 	count, ok := c.topics.partitionsCount(key)
 	if !ok {
 		details, err := c.GetTopic(ctx, stream, topic)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -65,8 +66,9 @@ func (p *peer) serve() {
 func (p *peer) handle(connection int, netConn net.Conn) {
 	defer p.wait.Done()
 	defer netConn.Close()
+	reader := bufio.NewReader(netConn)
 	for {
-		frame, err := readFrame(netConn)
+		frame, err := readFrame(reader)
 		if err != nil {
 			return
 		}

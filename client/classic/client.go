@@ -56,6 +56,9 @@ type Client struct {
 	broken error
 	buf    []byte
 	reply  []byte
+	// prologue holds the reply's status and length; a field, not a
+	// local, so reading into it does not allocate per call.
+	prologue [8]byte
 }
 
 // Dial connects to address. Nothing is sent until the first call.
@@ -108,19 +111,16 @@ func (c *Client) DoRaw(ctx context.Context, code codec.Code, frame []byte) ([]by
 
 // roundTrip writes frame and reads its reply; c.mu is held.
 func (c *Client) roundTrip(ctx context.Context, code codec.Code, frame []byte) ([]byte, error) {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Time{}
-	}
+	deadline, _ := ctx.Deadline()    // zero, meaning none, without one
 	_ = c.conn.SetDeadline(deadline) // a failed deadline surfaces as the I/O error below
 	if _, err := c.conn.Write(frame); err != nil {
 		return nil, c.fail(err)
 	}
-	var prologue [8]byte
-	if _, err := io.ReadFull(c.conn, prologue[:]); err != nil {
+	prologue := c.prologue[:]
+	if _, err := io.ReadFull(c.conn, prologue); err != nil {
 		return nil, c.fail(err)
 	}
-	header, err := codec.DecodeReplyHeader(prologue[:])
+	header, err := codec.DecodeReplyHeader(prologue)
 	if err != nil || header.Length > replyBodyBytesMax {
 		return nil, c.fail(fmt.Errorf("classic client: bad reply prologue %x", prologue))
 	}
