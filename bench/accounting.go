@@ -1,5 +1,7 @@
 package bench
 
+import "strconv"
+
 // Accounting says whether every message was read as often as it should
 // be: once per offset consumer of its stream and once per group reading
 // it. Producer counts include the warmup.
@@ -39,7 +41,7 @@ func account(state *runState, actors []*actor) Accounting {
 			continue
 		}
 		stream := actor.reader.stream
-		addReader(&ledger, stream, ReaderAccount{Reader: actor.plan.Kind.String() + "-" + itoa(actor.plan.ID),
+		addReader(&ledger, stream, ReaderAccount{Reader: actor.plan.Kind.String() + "-" + strconv.Itoa(actor.plan.ID),
 			Expected: actor.readTarget(), Consumed: actor.reader.consumed})
 	}
 	for index, group := range state.groups {

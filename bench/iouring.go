@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strconv"
 	"syscall"
 	"unsafe"
 )
@@ -53,7 +54,7 @@ func featureNames(features uint32) []string {
 		if bit < len(ioURingFeatureNames) {
 			names = append(names, ioURingFeatureNames[bit])
 		} else {
-			names = append(names, "BIT"+itoa(bit))
+			names = append(names, "BIT"+strconv.Itoa(bit))
 		}
 	}
 	return names

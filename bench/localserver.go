@@ -166,5 +166,3 @@ func (s *Server) ReadLog() []byte {
 	text, _ := os.ReadFile(s.LogPath) // absent log: nothing to attach
 	return text
 }
-
-func itoa(value int) string { return strconv.Itoa(value) }

@@ -13,23 +13,8 @@ import (
 // messages of 100 bytes to one partition (each batch is rewritten into a
 // 0.9 batch on the server).
 func BenchmarkClassicSendMessages(b *testing.B) {
-	s := startServer(b, "WHIPPET_SYSTEM_TOPIC_DURABILITY=written")
-	c, err := classicclient.Dial(context.Background(), s.address)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Close() })
+	c := classicBenchTopic(b)
 	ctx := context.Background()
-	if _, err := c.Login(ctx, "iggy", "iggy"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.CreateStream(ctx, "bench"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.CreateTopic(ctx, classic.NumericIdentifier(0), "t", 1,
-		classic.TopicSettings{Compression: classic.CompressionNone}); err != nil {
-		b.Fatal(err)
-	}
 	const batchMessages, payloadBytes = 100, 100
 	batch := make([]classic.OutgoingMessage, batchMessages)
 	for i := range batch {
@@ -50,23 +35,8 @@ func BenchmarkClassicSendMessages(b *testing.B) {
 // BenchmarkClassicPollMessages measures classic polls of 100 messages of
 // 100 bytes (each rebuilt into 64-byte headers with fresh checksums).
 func BenchmarkClassicPollMessages(b *testing.B) {
-	s := startServer(b, "WHIPPET_SYSTEM_TOPIC_DURABILITY=written")
-	c, err := classicclient.Dial(context.Background(), s.address)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Close() })
+	c := classicBenchTopic(b)
 	ctx := context.Background()
-	if _, err := c.Login(ctx, "iggy", "iggy"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.CreateStream(ctx, "bench"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.CreateTopic(ctx, classic.NumericIdentifier(0), "t", 1,
-		classic.TopicSettings{Compression: classic.CompressionNone}); err != nil {
-		b.Fatal(err)
-	}
 	const batchMessages, payloadBytes = 100, 100
 	batch := make([]classic.OutgoingMessage, batchMessages)
 	for i := range batch {
@@ -89,4 +59,28 @@ func BenchmarkClassicPollMessages(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batchMessages)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// classicBenchTopic starts a server and returns a logged-in 0.8 client
+// with stream 0 holding topic 0 of one partition.
+func classicBenchTopic(b *testing.B) *classicclient.Client {
+	b.Helper()
+	s := startServer(b, "WHIPPET_SYSTEM_TOPIC_DURABILITY=written")
+	c, err := classicclient.Dial(context.Background(), s.address)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	if _, err := c.Login(ctx, "iggy", "iggy"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.CreateStream(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.CreateTopic(ctx, classic.NumericIdentifier(0), "t", 1,
+		classic.TopicSettings{Compression: classic.CompressionNone}); err != nil {
+		b.Fatal(err)
+	}
+	return c
 }

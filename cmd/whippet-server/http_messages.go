@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math/big"
 	"net/http"
@@ -73,8 +74,7 @@ func parsePartitioning(kind, value string) (wire.Partitioning, string) {
 		if len(raw) != 4 {
 			return wire.Partitioning{}, "partitioning.value must be a 4-byte little-endian partition id"
 		}
-		id := uint32(raw[0]) | uint32(raw[1])<<8 | uint32(raw[2])<<16 | uint32(raw[3])<<24
-		return wire.Partitioning{Kind: wire.PartitioningPartitionID, PartitionID: id}, ""
+		return wire.Partitioning{Kind: wire.PartitioningPartitionID, PartitionID: binary.LittleEndian.Uint32(raw)}, ""
 	case "messages_key":
 		if len(raw) == 0 {
 			return wire.Partitioning{}, "partitioning.value must hold a key"

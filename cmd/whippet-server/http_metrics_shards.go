@@ -82,14 +82,7 @@ func (c *latencyCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, name := range names {
 		sum := byCode[name]
-		buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
-		cumulative := uint64(0)
-		for i := range shard.LatencyBucketCount - 1 {
-			cumulative += sum.counts[i]
-			buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
-		}
-		cumulative += sum.counts[shard.LatencyBucketCount-1]
-		ch <- prometheus.MustNewConstHistogram(descRequestLatency, cumulative, float64(sum.sum)/1e9, buckets, name)
+		ch <- latencyHistogram(descRequestLatency, &sum.counts, sum.sum, name)
 	}
 }
 
@@ -107,15 +100,8 @@ func (c *fileCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descFileLat
 func (c *fileCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, sh := range c.shards {
 		for _, entry := range sh.FileLatencies() {
-			buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
-			cumulative := uint64(0)
-			for i := range shard.LatencyBucketCount - 1 {
-				cumulative += entry.Counts[i]
-				buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
-			}
-			cumulative += entry.Counts[shard.LatencyBucketCount-1]
-			ch <- prometheus.MustNewConstHistogram(descFileLatency, cumulative, float64(entry.SumNanos)/1e9, buckets,
-				strconv.Itoa(sh.ID()), entry.Kind.String())
+			ch <- latencyHistogram(descFileLatency, &entry.Counts, entry.SumNanos, strconv.Itoa(sh.ID()),
+				entry.Kind.String())
 		}
 	}
 }
@@ -134,14 +120,20 @@ func (c *appendCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descAppen
 
 func (c *appendCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, entry := range c.server.AppendLatencies() {
-		buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
-		cumulative := uint64(0)
-		for i := range shard.LatencyBucketCount - 1 {
-			cumulative += entry.Counts[i]
-			buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
-		}
-		cumulative += entry.Counts[shard.LatencyBucketCount-1]
-		ch <- prometheus.MustNewConstHistogram(descAppendLatency, cumulative, float64(entry.SumNanos)/1e9, buckets,
-			strconv.Itoa(entry.Shard))
+		ch <- latencyHistogram(descAppendLatency, &entry.Counts, entry.SumNanos, strconv.Itoa(entry.Shard))
 	}
+}
+
+// latencyHistogram turns a shard latency table (per-bucket counts, the
+// last bucket open-ended) into Prometheus's cumulative histogram.
+func latencyHistogram(desc *prometheus.Desc, counts *[shard.LatencyBucketCount]uint64, sumNanos uint64,
+	labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, shard.LatencyBucketCount-1)
+	cumulative := uint64(0)
+	for i := range shard.LatencyBucketCount - 1 {
+		cumulative += counts[i]
+		buckets[shard.LatencyBucketBound(i).Seconds()] = cumulative
+	}
+	cumulative += counts[shard.LatencyBucketCount-1]
+	return prometheus.MustNewConstHistogram(desc, cumulative, float64(sumNanos)/1e9, buckets, labels...)
 }
