@@ -25,6 +25,8 @@ type ServerOptions struct {
 	RootPassword string
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
+	// Cluster configures replication; the zero value runs one node.
+	Cluster ClusterOptions
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration
@@ -83,6 +85,9 @@ func (o *ServerOptions) withDefaults() error {
 	}
 	if len(o.RootPassword) < passwordBytesMin || len(o.RootPassword) > passwordBytesMax {
 		return fmt.Errorf("%w: root password must be %d..%d bytes", ErrServerOptions, passwordBytesMin, passwordBytesMax)
+	}
+	if err := o.Cluster.validate(); err != nil {
+		return err
 	}
 	if o.ClusterName == "" {
 		o.ClusterName = "whippet-cluster"
