@@ -112,7 +112,7 @@ func startServer(t testing.TB, extra ...string) *server {
 func (s *server) start() {
 	s.t.Helper()
 	s.command = exec.Command(serverBinary(s.t), s.args...)
-	s.command.Env = append(os.Environ(), s.env...)
+	s.command.Env = append(environWithout("WHIPPET_"), s.env...)
 	stderr, err := s.command.StderrPipe()
 	if err != nil {
 		s.t.Fatal(err)
@@ -131,6 +131,19 @@ func (s *server) start() {
 	case <-time.After(30 * time.Second):
 		s.t.Fatalf("server did not start\n%s", s.logs)
 	}
+}
+
+// environWithout is this process's environment less the variables named
+// with prefix: a developer's WHIPPET_* settings must not reach the servers
+// a test starts, or the test would run another configuration than it says.
+func environWithout(prefix string) []string {
+	var out []string
+	for _, entry := range os.Environ() {
+		if !strings.HasPrefix(entry, prefix) {
+			out = append(out, entry)
+		}
+	}
+	return out
 }
 
 func (s *server) readLogs(stderr io.Reader) {
