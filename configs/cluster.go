@@ -29,16 +29,16 @@ func ClusterID(name string) uint64 {
 
 // clusterOptions maps [cluster] to the replication layer's options; the
 // zero value when the cluster is off.
-func (c *Config) clusterOptions() shard.ClusterOptions {
+func (c *Config) clusterOptions() shard.ClusterConfig {
 	cl := c.Cluster
 	if !cl.Enabled {
-		return shard.ClusterOptions{}
+		return shard.ClusterConfig{}
 	}
 	nodes := make([]shard.ClusterNode, len(cl.Nodes))
 	for i, node := range cl.Nodes {
 		nodes[i] = shard.ClusterNode{Name: node.Name, Address: node.Address, ReplicaAddress: node.ReplicaAddress}
 	}
-	return shard.ClusterOptions{Enabled: true, ID: ClusterID(cl.Name), Replica: cl.ReplicaID, Nodes: nodes,
+	return shard.ClusterConfig{Enabled: true, ID: ClusterID(cl.Name), Replica: cl.ReplicaID, Nodes: nodes,
 		Secret: []byte(cl.Auth.SharedSecret), Tick: cl.Tick.Std(), HeartbeatTimeout: cl.HeartbeatTimeout.Std()}
 }
 

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -10,9 +9,11 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
-// ClusterOptions configure replication. The zero value (Enabled false)
-// runs a single node that reports itself as the only, leading node.
-type ClusterOptions struct {
+// ClusterConfig is a node's cluster configuration as configs maps it:
+// the roster, this node's place in it, the replicas' shared secret and
+// timing. The zero value (Enabled false) runs a single node that reports
+// itself as the only, leading node.
+type ClusterConfig struct {
 	Enabled bool
 	// ID is the vsr cluster id: every message between replicas carries
 	// it, so two clusters sharing a network ignore each other. Nonzero
@@ -55,20 +56,13 @@ type ClusterView interface {
 	Connected(replica int) bool
 }
 
-// ErrNotAccepted is the replication layer's refusal of a request it did
-// not send anywhere (no primary known, the group not in normal status, a
-// full queue): nothing can have committed, so the client may safely
-// replay it, on any node (status 58, TransientNotAccepted). A request
-// that was proposed or forwarded must never be answered with it.
-var ErrNotAccepted = errors.New("shard: request transiently not accepted")
-
 // Roster limits: vsr's replica count fits in a byte and the Go SDK
 // rejects more than 64 nodes in a cluster metadata reply.
 const clusterNodesMax = 16
 
 // validate checks what the replication layer and the roster report rely
 // on; configs names the user's keys before this runs.
-func (o *ClusterOptions) validate() error {
+func (o *ClusterConfig) validate() error {
 	if !o.Enabled {
 		return nil
 	}
@@ -109,7 +103,7 @@ func (s *Server) loadClusterView() ClusterView {
 // it. localIP is the address the asking client reached this node on and
 // localPort this node's client listener port: they stand in for an
 // unspecified (wildcard) host and a zero port in the roster.
-func clusterRoster(options *ClusterOptions, view ClusterView, localIP string, localPort int) []wire.ClusterNode {
+func clusterRoster(options *ClusterConfig, view ClusterView, localIP string, localPort int) []wire.ClusterNode {
 	primary, primaryKnown := -1, false
 	if view != nil {
 		primary, primaryKnown = view.MetadataPrimary()

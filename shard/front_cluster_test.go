@@ -18,8 +18,8 @@ type fakeClusterView struct {
 func (v *fakeClusterView) MetadataPrimary() (int, bool) { return v.primary, v.normal }
 func (v *fakeClusterView) Connected(replica int) bool   { return v.connected[replica] }
 
-func threeNodes(replica int) *ClusterOptions {
-	return &ClusterOptions{Enabled: true, ID: 7, Replica: replica, Nodes: []ClusterNode{
+func threeNodes(replica int) *ClusterConfig {
+	return &ClusterConfig{Enabled: true, ID: 7, Replica: replica, Nodes: []ClusterNode{
 		{Name: "a", Address: "127.0.0.1:8090", ReplicaAddress: "127.0.0.1:9090"},
 		{Name: "b", Address: "127.0.0.2:8091", ReplicaAddress: "127.0.0.2:9091"},
 		{Name: "c", Address: "0.0.0.0:8092", ReplicaAddress: "10.0.0.3:9092"},
@@ -81,7 +81,7 @@ func TestClusterRoster(t *testing.T) {
 // reported at its replica host, else at the address the client used, and
 // this node's port 0 (an ephemeral listener) at the real port.
 func TestClusterRosterWildcard(t *testing.T) {
-	options := &ClusterOptions{Enabled: true, ID: 1, Replica: 0, Nodes: []ClusterNode{
+	options := &ClusterConfig{Enabled: true, ID: 1, Replica: 0, Nodes: []ClusterNode{
 		{Name: "self", Address: "0.0.0.0:0", ReplicaAddress: ":9090"},
 		{Name: "peer", Address: "[::]:8091", ReplicaAddress: "[::]:9091"},
 	}}
@@ -104,21 +104,21 @@ func TestClusterRosterWildcard(t *testing.T) {
 	}
 }
 
-// TestClusterOptionsValidate: the front refuses a roster it could not
+// TestClusterConfigValidate: the front refuses a roster it could not
 // report or a replica id outside it.
-func TestClusterOptionsValidate(t *testing.T) {
+func TestClusterConfigValidate(t *testing.T) {
 	for _, row := range []struct {
 		name   string
-		modify func(*ClusterOptions)
+		modify func(*ClusterConfig)
 		ok     bool
 	}{
-		{"valid", func(*ClusterOptions) {}, true},
-		{"disabled ignores the rest", func(o *ClusterOptions) { *o = ClusterOptions{} }, true},
-		{"zero id", func(o *ClusterOptions) { o.ID = 0 }, false},
-		{"replica past roster", func(o *ClusterOptions) { o.Replica = 3 }, false},
-		{"negative replica", func(o *ClusterOptions) { o.Replica = -1 }, false},
-		{"no nodes", func(o *ClusterOptions) { o.Nodes = nil }, false},
-		{"bad address", func(o *ClusterOptions) { o.Nodes[1].Address = "nohostport" }, false},
+		{"valid", func(*ClusterConfig) {}, true},
+		{"disabled ignores the rest", func(o *ClusterConfig) { *o = ClusterConfig{} }, true},
+		{"zero id", func(o *ClusterConfig) { o.ID = 0 }, false},
+		{"replica past roster", func(o *ClusterConfig) { o.Replica = 3 }, false},
+		{"negative replica", func(o *ClusterConfig) { o.Replica = -1 }, false},
+		{"no nodes", func(o *ClusterConfig) { o.Nodes = nil }, false},
+		{"bad address", func(o *ClusterConfig) { o.Nodes[1].Address = "nohostport" }, false},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			options := threeNodes(0)
@@ -131,17 +131,5 @@ func TestClusterOptionsValidate(t *testing.T) {
 				t.Fatalf("error %v is not ErrServerOptions", err)
 			}
 		})
-	}
-}
-
-// TestNotAcceptedStatus: the replication layer's refusal of a request it
-// never sent reaches clients as 58, which they may replay anywhere.
-func TestNotAcceptedStatus(t *testing.T) {
-	wrapped := fmt.Errorf("partition 1/1/1: %w", ErrNotAccepted)
-	if got := dataStatus(wrapped, wire.StatusPartitionNotFound); got != wire.StatusTransientNotAccepted {
-		t.Fatalf("dataStatus = %v, want %v", got, wire.StatusTransientNotAccepted)
-	}
-	if got := dataStatus(ErrPartitionNotFound, wire.StatusPartitionNotFound); got != wire.StatusPartitionNotFound {
-		t.Fatalf("dataStatus(not found) = %v", got)
 	}
 }

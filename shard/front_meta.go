@@ -139,13 +139,10 @@ func (m *metaPlane) run(c *call) {
 // executed maps the store's outcome and runs what follows a change.
 func (m *metaPlane) executed(c *call, e *metadata.Execution) {
 	if e.Err != nil {
-		switch {
-		case engine.IsFatal(e.Err):
+		if engine.IsFatal(e.Err) {
 			m.front.server.fatal(e.Err)
 			c.status = wire.StatusError
-		case errors.Is(e.Err, ErrNotAccepted):
-			c.status = wire.StatusTransientNotAccepted // refused before anything was proposed (§10)
-		default:
+		} else {
 			c.result = metaStatus(c.code, e.Err)
 		}
 		m.reply(c)

@@ -26,7 +26,7 @@ type ServerOptions struct {
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
 	// Cluster configures replication; the zero value runs one node.
-	Cluster ClusterOptions
+	Cluster ClusterConfig
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration
