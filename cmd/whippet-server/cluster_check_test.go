@@ -41,16 +41,27 @@ func TestVerifyLog(t *testing.T) {
 	}
 }
 
-// TestClusterHarnessOneNode runs the cluster tests' producers, reader and
-// checker against one plain node, so that the harness itself is known to
-// work wherever the cluster tests skip.
+// TestClusterHarnessOneNode runs the cluster tests' producers, reader,
+// checker, kill, restart and probe against one plain node, so that the
+// harness itself is known to work wherever the cluster tests skip: the
+// node is killed under load and restarted, and the probe measures how
+// long until it serves again.
 func TestClusterHarnessOneNode(t *testing.T) {
-	single := startServer(t)
+	ports, err := reservePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := startServer(t, "WHIPPET_TCP_ADDRESS="+ports[0]) // a restart comes back on the same address
 	c := &testCluster{t: t, nodes: []*server{single}, clientAddresses: []string{single.address}}
 	target := c.createTopic(2, []int{0})
 	if leader := c.awaitStable(10 * time.Second); leader != 0 {
 		t.Fatalf("one node names leader %d", leader)
 	}
+	pinned, err := c.pinned(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := newProducer("probe", target, 1, pinned, 1)
 	stop := make(chan struct{})
 	var running sync.WaitGroup
 	var lanes []*producer
@@ -61,14 +72,29 @@ func TestClusterHarnessOneNode(t *testing.T) {
 		go lane.run(stop, &running)
 	}
 	time.Sleep(300 * time.Millisecond) // let both lanes send a few batches
+	killed := c.kill(0)
+	c.restart(0)
+	served, ok := probeFailover(probe, killed.Add(30*time.Second))
+	if !ok {
+		t.Fatalf("the restarted node acknowledged nothing\n%s", c.logs())
+	}
+	t.Logf("killed, restarted and serving again after %v", served.Sub(killed))
+	time.Sleep(300 * time.Millisecond) // the producers reconnect and go on
 	close(stop)
 	running.Wait()
+	lanes = append(lanes, probe)
 	for partition := range target.partitions {
 		contents := c.awaitSameLog([]int{0}, target, partition, lanes, 10*time.Second)
-		if len(contents) == 0 || len(contents) != lanes[partition].ackedCount() {
+		acked, _ := verifyLog(contents, lanesOf(lanes, partition))
+		if acked == 0 || len(contents) < acked {
 			logProducers(t, lanes)
-			t.Fatalf("partition %d holds %d messages, %d acknowledged", partition, len(contents),
-				lanes[partition].ackedCount())
+			t.Fatalf("partition %d holds %d messages, %d acknowledged", partition, len(contents), acked)
+		}
+	}
+	for _, lane := range lanes {
+		if last := time.Unix(0, lane.lastAck.Load()); last.Before(killed) {
+			logProducers(t, lanes)
+			t.Fatalf("lane %s acknowledged nothing after the restart", lane.lane)
 		}
 	}
 }

@@ -35,6 +35,8 @@ const (
 	// clusterPortTries bounds restarts after a reserved port was taken by
 	// another process between reserving and binding it.
 	clusterPortTries = 3
+	// restartPortWaitMax bounds the wait for a killed node's ports.
+	restartPortWaitMax = 10 * time.Second
 )
 
 // testCluster is a running cluster of whippet-server processes.
@@ -188,11 +190,22 @@ func (c *testCluster) kill(replica int) time.Time {
 	return killed
 }
 
-// restart starts a stopped node again on its data directory.
+// restart starts a stopped node again on its data directory. Its ports
+// can stay bound for a moment after a kill (the kernel tears an io_uring
+// instance, and the sockets its requests hold, down asynchronously), so
+// a start refused with "address already in use" is tried again.
 func (c *testCluster) restart(replica int) {
 	c.t.Helper()
-	if err := c.nodes[replica].launch(clusterStartMax); err != nil {
-		c.t.Fatalf("restart node %d: %v", replica, err)
+	deadline := time.Now().Add(restartPortWaitMax)
+	for {
+		err := c.nodes[replica].launch(clusterStartMax)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "address already in use") || time.Now().After(deadline) {
+			c.t.Fatalf("restart node %d: %v", replica, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the kernel releases the port on its own schedule
 	}
 }
 
