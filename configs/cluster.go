@@ -27,9 +27,10 @@ func ClusterID(name string) uint64 {
 	return id
 }
 
-// clusterOptions maps [cluster] to the replication layer's options; the
-// zero value when the cluster is off.
-func (c *Config) clusterOptions() shard.ClusterConfig {
+// ClusterConfig maps [cluster] to the node's cluster configuration (the
+// roster, its replica id, the secret and timing), from which the server
+// builds its replication layer; the zero value when the cluster is off.
+func (c *Config) ClusterConfig() shard.ClusterConfig {
 	cl := c.Cluster
 	if !cl.Enabled {
 		return shard.ClusterConfig{}

@@ -46,7 +46,7 @@ func TestClusterOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	options := loaded.Config.clusterOptions()
+	options := loaded.Config.ClusterConfig()
 	want := []shard.ClusterNode{{Name: "a", Address: "127.0.0.1:8090", ReplicaAddress: "127.0.0.1:9090"},
 		{Name: "b", Address: "127.0.0.1:8091", ReplicaAddress: "127.0.0.1:9091"},
 		{Name: "c", Address: "127.0.0.1:8092", ReplicaAddress: "127.0.0.1:9092"}}
@@ -56,13 +56,22 @@ func TestClusterOptions(t *testing.T) {
 	if string(options.Secret) != testSecret || options.Tick != 5*time.Millisecond || options.HeartbeatTimeout != 500*time.Millisecond {
 		t.Fatalf("cluster timing/secret %+v", options)
 	}
+	net := options.NetOptions()
+	if net.Cluster != options.ID || net.Replica != 2 || string(net.Secret) != testSecret ||
+		!slices.Equal(net.ReplicaAddresses, []string{"127.0.0.1:9090", "127.0.0.1:9091", "127.0.0.1:9092"}) {
+		t.Fatalf("transport options %+v", net)
+	}
+	server, err := loaded.Config.ServerOptions(Credentials{}, []int{0}, nil)
+	if err == nil && !slices.Equal(server.Roster.Nodes, want) {
+		t.Fatalf("server options carry roster %+v", server.Roster)
+	}
 	loaded, err = Load(path, []string{"WHIPPET_CLUSTER_REPLICA_ID=1"})
-	if err != nil || loaded.Config.clusterOptions().Replica != 1 {
+	if err != nil || loaded.Config.ClusterConfig().Replica != 1 {
 		t.Fatalf("environment replica id: %v %+v", err, loaded.Config.Cluster)
 	}
 	loaded, err = Load("", nil)
-	if err != nil || loaded.Config.clusterOptions().Enabled {
-		t.Fatalf("default config clusters: %v %+v", err, loaded.Config.clusterOptions())
+	if err != nil || loaded.Config.ClusterConfig().Enabled {
+		t.Fatalf("default config clusters: %v %+v", err, loaded.Config.ClusterConfig())
 	}
 }
 

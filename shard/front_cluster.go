@@ -41,6 +41,21 @@ type ClusterNode struct {
 	ReplicaAddress string
 }
 
+// ReplicaAddresses lists every node's replica address by replica id.
+func (o *ClusterConfig) ReplicaAddresses() []string {
+	addresses := make([]string, len(o.Nodes))
+	for i, node := range o.Nodes {
+		addresses[i] = node.ReplicaAddress
+	}
+	return addresses
+}
+
+// NetOptions returns the replica transport's options for this node;
+// the caller sets Deliver and Logger.
+func (o *ClusterConfig) NetOptions() ClusterNetOptions {
+	return ClusterNetOptions{Cluster: o.ID, Replica: o.Replica, ReplicaAddresses: o.ReplicaAddresses(), Secret: o.Secret}
+}
+
 // ClusterView is what GetClusterMetadata reports of the replication
 // layer. The front calls it from any shard thread, concurrently and on
 // the request path: implementations must be safe for that and must not

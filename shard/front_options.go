@@ -25,8 +25,6 @@ type ServerOptions struct {
 	RootPassword string
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
-	// Cluster configures replication; the zero value runs one node.
-	Cluster ClusterConfig
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration
@@ -51,6 +49,9 @@ type ServerOptions struct {
 	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
 	// the protocol's cap); a larger one closes the connection.
 	FrameBytesMax int
+	// Roster is this node's cluster configuration, which cluster metadata
+	// reports; the zero value is a single node.
+	Roster ClusterConfig
 	// ConfigText is the effective configuration, shown in snapshots.
 	ConfigText string
 	// Fatal is called once, from any shard, when continuing is unsafe (a
@@ -86,7 +87,7 @@ func (o *ServerOptions) withDefaults() error {
 	if len(o.RootPassword) < passwordBytesMin || len(o.RootPassword) > passwordBytesMax {
 		return fmt.Errorf("%w: root password must be %d..%d bytes", ErrServerOptions, passwordBytesMin, passwordBytesMax)
 	}
-	if err := o.Cluster.validate(); err != nil {
+	if err := o.Roster.validate(); err != nil {
 		return err
 	}
 	if o.ClusterName == "" {

@@ -151,9 +151,9 @@ func (f *front) getClusterMetadata(c *call, _ *frontView) {
 		}
 	}
 	options := &f.server.options
-	if options.Cluster.Enabled {
+	if options.Roster.Enabled {
 		c.payload = &wire.ClusterMetadata{Name: options.ClusterName,
-			Nodes: clusterRoster(&options.Cluster, f.server.loadClusterView(), ip, port)}
+			Nodes: clusterRoster(&options.Roster, f.server.loadClusterView(), ip, port)}
 		return
 	}
 	hostname, _ := os.Hostname() // a name is informational; empty is fine
