@@ -120,11 +120,17 @@ func (c *testCluster) launchAll(size int) error {
 	return errors.Join(errs...)
 }
 
+// newNode is replica's process: one shard, on the allowed CPUs in turn so
+// that the nodes do not all pin the same core.
 func (c *testCluster) newNode(replica int) *server {
+	cpus, err := shard.AllowedCPUs()
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	node := &server{t: c.t, dataDir: c.t.TempDir(),
 		args: []string{"--config", c.config, "--replica-id", strconv.Itoa(replica)}}
 	node.env = []string{"WHIPPET_SYSTEM_PATH=" + node.dataDir, "WHIPPET_TCP_ADDRESS=" + c.clientAddresses[replica],
-		"WHIPPET_HTTP_ADDRESS=127.0.0.1:0", "WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=1",
+		"WHIPPET_HTTP_ADDRESS=127.0.0.1:0", "WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=" + cpuRange(cpus[replica%len(cpus)]),
 		"WHIPPET_SYSTEM_SHARDING_SPIN=0 us", "WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB",
 		"WHIPPET_SYSTEM_TOPIC_DURABILITY=persisted"}
 	if backend := os.Getenv("WHIPPET_SYSTEM_SHARDING_BACKEND"); backend != "" {
@@ -132,6 +138,10 @@ func (c *testCluster) newNode(replica int) *server {
 	}
 	return node
 }
+
+// cpuRange names one CPU in the CPU-list syntax ("3-3"): a bare number
+// would be a count of CPUs.
+func cpuRange(cpu int) string { return strconv.Itoa(cpu) + "-" + strconv.Itoa(cpu) }
 
 // clusterConfig is the configuration file every node shares.
 func clusterConfig(name string, clientAddresses, replicaAddresses []string) string {
