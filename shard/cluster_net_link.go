@@ -17,7 +17,8 @@ type netLink struct {
 	owner   int // shard owning the connection; set before the dialer starts
 
 	connected   atomic.Bool   // the connection is adopted and authenticated
-	attempt     atomic.Uint64 // the dialer's current attempt; a stale one is closed
+	attempt     atomic.Uint64 // numbers the dialer's attempts
+	pending     atomic.Uint64 // the attempt handed to the owner, not yet opened or abandoned; 0: none
 	wakePending atomic.Bool   // a flush message to the owner is on its way
 	up          chan struct{} // owner → dialer: the attempt's connection opened
 	down        chan struct{} // owner → dialer: the connection closed
@@ -177,10 +178,11 @@ func (l *netLink) dropQueued() {
 // onOpen runs on the owner when the dialer's socket is adopted.
 func (l *netLink) onOpen(conn *Conn, out *netOutbound) {
 	invariant.Assert(conn.shard.id == l.owner, "a link's connection lives on its owner")
-	if out.attempt != l.attempt.Load() || l.conn != nil {
+	if !l.pending.CompareAndSwap(out.attempt, 0) {
 		conn.Close() // the dialer gave up on this attempt and dialed again
 		return
 	}
+	invariant.Assert(l.conn == nil, "one connection per link")
 	l.conn = conn
 	l.connHead, l.connBuffers, l.connBytes = 0, 0, 0
 	l.connected.Store(true)

@@ -79,9 +79,10 @@ type netNodeConfig struct {
 	replica   int
 	secret    []byte
 	cluster   uint64
+	deliver   func(sh *Shard, from int, msg []byte) // nil: record and check
 }
 
-func startNetNode(t *testing.T, config netNodeConfig) *netNode {
+func startNetNode(t testing.TB, config netNodeConfig) *netNode {
 	t.Helper()
 	node := &netNode{got: map[uint64][]netReceived{}, wake: make(chan struct{}, 1), logs: &lockedLog{}}
 	logger := slog.New(slog.NewTextHandler(node.logs, nil))
@@ -93,9 +94,13 @@ func startNetNode(t *testing.T, config netNodeConfig) *netNode {
 	if secret == nil {
 		secret = testSecret
 	}
+	deliver := config.deliver
+	if deliver == nil {
+		deliver = node.deliver
+	}
 	n, err := NewClusterNet(ClusterNetOptions{
 		Cluster: cluster, Replica: config.replica, ReplicaAddresses: config.addresses,
-		Secret: secret, Deliver: node.deliver, Logger: logger,
+		Secret: secret, Deliver: deliver, Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +126,7 @@ func startNetNode(t *testing.T, config netNodeConfig) *netNode {
 	return node
 }
 
-func (node *netNode) stop(t *testing.T) {
+func (node *netNode) stop(t testing.TB) {
 	select {
 	case <-node.rt.Done():
 		return
@@ -231,7 +236,7 @@ func bodyMatches(body []byte, client, request uint64) bool {
 
 // freeAddresses reserves count loopback ports and releases them for the
 // nodes to listen on.
-func freeAddresses(t *testing.T, count int) []string {
+func freeAddresses(t testing.TB, count int) []string {
 	t.Helper()
 	addresses := make([]string, count)
 	for i := range addresses {
@@ -246,7 +251,7 @@ func freeAddresses(t *testing.T, count int) []string {
 }
 
 // waitUntil polls cond until it holds or timeout passes.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -257,7 +262,7 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 	}
 }
 
-func waitLinked(t *testing.T, nodes []*netNode) {
+func waitLinked(t testing.TB, nodes []*netNode) {
 	t.Helper()
 	waitUntil(t, 10*time.Second, "every link up", func() bool {
 		for i, node := range nodes {
