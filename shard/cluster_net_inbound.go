@@ -53,6 +53,7 @@ var (
 	_ connOpener       = (*netHandler)(nil)
 	_ connSentNotifier = (*netHandler)(nil)
 	_ connFrameSizer   = (*netHandler)(nil)
+	_ shardStopper     = (*netHandler)(nil)
 )
 
 // onOpen starts an inbound link's handshake (challenge out, deadline
@@ -212,6 +213,17 @@ func (h *netHandler) OnClose(conn *Conn, err error) {
 func (h *netHandler) onSent(conn *Conn) {
 	if out, ok := conn.Attached().(*netOutbound); ok {
 		out.link.onSent(conn)
+	}
+}
+
+// onStopping closes the outbound links the stopping shard owns: replica
+// traffic is best effort (vsr retries), and a stalled peer must not hold
+// the shutdown's drain until its deadline.
+func (h *netHandler) onStopping(sh *Shard) {
+	for _, link := range h.net.links {
+		if link != nil && link.owner == sh.id && link.conn != nil {
+			link.conn.close(ErrConnClosed)
+		}
 	}
 }
 

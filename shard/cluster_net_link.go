@@ -214,6 +214,9 @@ func (l *netLink) onClose(conn *Conn, err error) {
 	l.conn = nil
 	l.connected.Store(false)
 	l.dropQueued()
+	if conn.shard.stopping {
+		return // the dialer ends with the runtime
+	}
 	if err != nil {
 		l.net.logger.Info("cluster: link closed", "peer", l.peer, "err", err.Error())
 	}

@@ -339,20 +339,31 @@ func TestClusterNetDelivers(t *testing.T) {
 			client uint64
 			want   []uint64
 		}
-		var all []series
+		// Every shard of every node sends to every peer at once, so shards
+		// share the links' queues.
+		results := make(chan series, 16)
+		var senders sync.WaitGroup
 		for from, node := range nodes {
-			for to := range nodes {
-				if to == from {
-					continue
-				}
-				for shard := range node.exec {
-					want := sendSeries(node, from, shard, to, 1, count, func(i int) int { return sizes[i] })
-					if len(want) != count {
-						t.Fatalf("node %d shard %d → %d: %d of %d sends accepted", from, shard, to, len(want), count)
+			for shard := range node.exec {
+				senders.Add(1)
+				go func() {
+					defer senders.Done()
+					for to := range nodes {
+						if to != from {
+							want := sendSeries(node, from, shard, to, 1, count, func(i int) int { return sizes[i] })
+							results <- series{to: to, client: testClient(from, shard), want: want}
+						}
 					}
-					all = append(all, series{to: to, client: testClient(from, shard), want: want})
-				}
+				}()
 			}
+		}
+		go func() { senders.Wait(); close(results) }()
+		var all []series
+		for s := range results {
+			if len(s.want) != count {
+				t.Fatalf("client %#x → %d: %d of %d sends accepted", s.client, s.to, len(s.want), count)
+			}
+			all = append(all, s)
 		}
 		for _, s := range all {
 			expectReceived(t, nodes[s.to], s.client, s.want)
@@ -517,4 +528,33 @@ func readMessages(t *testing.T, conn net.Conn, client uint64, want []uint64, siz
 			t.Fatalf("got client %#x request %d, want %#x %d", header.Client, header.Request, client, request)
 		}
 	}
+}
+
+// TestClusterNetWakeRetry: a Send from a shard whose cross-shard queue to
+// the link's owner is full still gets its message out: the wake-up is
+// retried on a timer until the owner takes it.
+func TestClusterNetWakeRetry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		nodes, _ := startNetCluster(t, backend, 2)
+		node := nodes[0]
+		if len(node.exec) < 2 {
+			t.Skip("needs two shards")
+		}
+		owner := node.net.links[1].owner
+		sender := 1 - owner
+		client := testClient(0, sender)
+		node.on(sender, func(sh *Shard) {
+			filler := 0
+			for sh.Send(owner, Message{Kind: 1}) == nil {
+				filler++
+			}
+			if filler == 0 {
+				t.Error("the cross-shard queue took nothing")
+			}
+			if !node.net.Send(sh, 1, testMessage(client, 1, 700)) {
+				t.Error("Send refused a message the queue had room for")
+			}
+		})
+		expectReceived(t, nodes[1], client, []uint64{1})
+	})
 }
