@@ -232,6 +232,9 @@ func (n *ClusterNet) Send(s *Shard, to int, msg []byte) bool {
 		n.stats.droppedDown.Add(1)
 		return false
 	}
+	if s.id == link.owner && len(msg) >= clusterDirectBytesMin && link.sendDirect(s, msg) {
+		return true
+	}
 	if !link.push(msg) {
 		n.stats.droppedFull.Add(1)
 		return false

@@ -40,6 +40,11 @@ const (
 	// connection; within the connection's push queue.
 	clusterConnBuffersMax = 16
 
+	// clusterDirectBytesMin is the smallest message the owner shard hands
+	// its connection straight away when it has room, in one copy instead
+	// of two; smaller ones go through the queue to travel in batches.
+	clusterDirectBytesMin = 64 << 10
+
 	// clusterHandshakeTimeout bounds a handshake, either side, and a dial.
 	clusterHandshakeTimeout = 2 * time.Second
 

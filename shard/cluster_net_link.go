@@ -107,20 +107,43 @@ func (l *netLink) flush(sh *Shard) {
 	}
 	for l.connBuffers < clusterConnBuffersMax && l.connBytes < clusterConnBytesMax {
 		buf := l.takeBatch(sh)
-		if buf == nil {
+		if buf == nil || !l.handOver(buf) {
 			return
 		}
-		size := len(buf)
-		if err := l.conn.Send(buf); err != nil {
-			// Closed: OnClose follows and the link redials. The push queue
-			// cannot be full (clusterConnBuffersMax ≤ pushQueueLenMax).
-			invariant.Assert(err == ErrConnClosed, "a link's push queue has room")
-			return
-		}
-		l.connSizes[(l.connHead+l.connBuffers)%clusterConnBuffersMax] = size
-		l.connBuffers++
-		l.connBytes += size
 	}
+}
+
+// sendDirect hands msg to the connection in one copy, skipping the queue,
+// when the owner itself sends and the connection has room. Order holds:
+// the connection has room only when the queue holds nothing this shard
+// queued (flush empties the queue before the connection fills).
+func (l *netLink) sendDirect(sh *Shard, msg []byte) bool {
+	if l.conn == nil || l.connBuffers >= clusterConnBuffersMax || l.connBytes >= clusterConnBytesMax {
+		return false
+	}
+	buf := sh.Buffer(len(msg))
+	copy(buf, msg)
+	if !l.handOver(buf) {
+		return false
+	}
+	l.net.stats.messagesSent.Add(1)
+	l.net.stats.bytesSent.Add(uint64(len(msg)))
+	return true
+}
+
+// handOver queues buf on the connection, which owns it from now on.
+func (l *netLink) handOver(buf []byte) bool {
+	size := len(buf)
+	if err := l.conn.Send(buf); err != nil {
+		// Closed: OnClose follows and the link redials. The push queue
+		// cannot be full (clusterConnBuffersMax ≤ pushQueueLenMax).
+		invariant.Assert(err == ErrConnClosed, "a link's push queue has room")
+		return false
+	}
+	l.connSizes[(l.connHead+l.connBuffers)%clusterConnBuffersMax] = size
+	l.connBuffers++
+	l.connBytes += size
+	return true
 }
 
 // takeBatch removes the head of the queue, and the messages behind it
