@@ -162,6 +162,11 @@ func validateClusterNet(o *ClusterNetOptions) error {
 		if address == "" {
 			return fmt.Errorf("%w: replica %d has no address", ErrClusterNetOptions, replica)
 		}
+		for other := range replica {
+			if o.ReplicaAddresses[other] == address {
+				return fmt.Errorf("%w: replicas %d and %d share the address %q", ErrClusterNetOptions, other, replica, address)
+			}
+		}
 	}
 	return nil
 }

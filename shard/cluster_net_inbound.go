@@ -168,6 +168,9 @@ func (h *netHandler) onAuth(conn *Conn, in *netInbound, frame []byte) {
 func (h *netHandler) onMessage(conn *Conn, in *netInbound, frame []byte) {
 	n := h.net
 	if n.inboundGen[in.replica].Load() != in.gen {
+		// Two nodes configured with one replica id would replace each
+		// other's link at every frame: this line shows it.
+		n.logger.Info("cluster: closing a replica link replaced by a newer one", "peer", in.replica)
 		h.shard.Release(frame)
 		conn.consumed()
 		conn.close(ErrLinkReplaced)

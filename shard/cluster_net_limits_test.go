@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/whippetio/whippet/vsr"
@@ -139,6 +140,36 @@ func TestClusterHandshakeMACs(t *testing.T) {
 	} {
 		if mac == base {
 			t.Errorf("the dialer's MAC ignores the %s", name)
+		}
+	}
+}
+
+// TestClusterNetOptionsRefused: NewClusterNet names what is wrong with
+// options it refuses.
+func TestClusterNetOptionsRefused(t *testing.T) {
+	valid := func() ClusterNetOptions {
+		return ClusterNetOptions{Cluster: 1, Replica: 0, ReplicaAddresses: []string{"127.0.0.1:1", "127.0.0.1:2"},
+			Secret: testSecret, Deliver: func(*Shard, int, []byte) {}}
+	}
+	if _, err := NewClusterNet(valid()); err != nil {
+		t.Fatalf("valid options refused: %v", err)
+	}
+	for name, change := range map[string]func(o *ClusterNetOptions){
+		"cluster id is zero":       func(o *ClusterNetOptions) { o.Cluster = 0 },
+		"0 replica addresses":      func(o *ClusterNetOptions) { o.ReplicaAddresses = nil },
+		"17 replica addresses":     func(o *ClusterNetOptions) { o.ReplicaAddresses = make([]string, 17) },
+		"replica 2 outside":        func(o *ClusterNetOptions) { o.Replica = 2 },
+		"replica -1 outside":       func(o *ClusterNetOptions) { o.Replica = -1 },
+		"secret of 31 bytes":       func(o *ClusterNetOptions) { o.Secret = testSecret[:31] },
+		"Deliver is required":      func(o *ClusterNetOptions) { o.Deliver = nil },
+		"replica 1 has no address": func(o *ClusterNetOptions) { o.ReplicaAddresses[1] = "" },
+		"share the address":        func(o *ClusterNetOptions) { o.ReplicaAddresses[1] = o.ReplicaAddresses[0] },
+	} {
+		options := valid()
+		change(&options)
+		_, err := NewClusterNet(options)
+		if !errors.Is(err, ErrClusterNetOptions) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: got %v", name, err)
 		}
 	}
 }

@@ -423,6 +423,13 @@ func TestClusterNetRestart(t *testing.T) {
 		first := sendSeries(nodes[0], 0, 0, 1, 1, 50, func(int) int { return 2000 })
 		expectReceived(t, nodes[1], testClient(0, 0), first)
 		nodes[1].stop(t)
+		dialersEnded := make(chan struct{})
+		go func() { nodes[1].net.dialers.Wait(); close(dialersEnded) }()
+		select {
+		case <-dialersEnded:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the stopped node's dialers still run")
+		}
 		waitUntil(t, 10*time.Second, "the link to the stopped peer down", func() bool { return !nodes[0].net.Connected(1) })
 		if accepted := sendSeries(nodes[0], 0, 0, 1, 51, 10, func(int) int { return 2000 }); len(accepted) != 0 {
 			t.Fatalf("%d sends to a stopped peer accepted", len(accepted))
