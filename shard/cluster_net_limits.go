@@ -48,6 +48,11 @@ const (
 	// clusterHandshakeTimeout bounds a handshake, either side, and a dial.
 	clusterHandshakeTimeout = 2 * time.Second
 
+	// clusterPendingInboundMax bounds the inbound links authenticating at
+	// once: a flood of strangers, each held up to clusterHandshakeTimeout,
+	// cannot take every connection slot. A cluster's nodes need one each.
+	clusterPendingInboundMax = 64
+
 	// clusterDialBackoffMin and clusterDialBackoffMax bound the wait
 	// between dials to a peer that is down; it doubles per failure, with
 	// jitter. The maximum is well under the failover budget (1 s), so a

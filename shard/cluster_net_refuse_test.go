@@ -141,7 +141,7 @@ func TestClusterNetBadFrame(t *testing.T) {
 	})
 }
 
-// dialStranger connects to address and reads the challenge.
+// dialStranger connects to address.
 func dialStranger(t *testing.T, address string) net.Conn {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", address, 5*time.Second)
@@ -277,4 +277,37 @@ func TestClusterNetStopStalledPeer(t *testing.T) {
 			t.Fatalf("stats %+v: the queued messages were not dropped", stats)
 		}
 	})
+}
+
+// TestClusterNetPendingLimit: at most clusterPendingInboundMax links
+// authenticate at once; one more is closed before any challenge, and a
+// slot frees as soon as a pending link leaves.
+func TestClusterNetPendingLimit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		addresses := freeAddresses(t, 2)
+		node := startNetNode(t, netNodeConfig{backend: backend, addresses: addresses, replica: 0})
+		pending := make([]net.Conn, clusterPendingInboundMax)
+		for i := range pending {
+			pending[i] = dialStranger(t, addresses[0])
+			readChallenge(t, pending[i])
+		}
+		extra := dialStranger(t, addresses[0])
+		if n, _ := io.ReadFull(extra, make([]byte, handshakeAskBytes)); n != 0 {
+			t.Fatalf("a link beyond the limit got %d challenge bytes", n)
+		}
+		_ = pending[0].Close()
+		waitUntil(t, 10*time.Second, "the left link counted", func() bool { return node.net.Stats().HandshakeRefused == 2 })
+		readChallenge(t, dialStranger(t, addresses[0]))
+	})
+}
+
+func readChallenge(t *testing.T, conn net.Conn) {
+	t.Helper()
+	ask := make([]byte, handshakeAskBytes)
+	if _, err := io.ReadFull(conn, ask); err != nil {
+		t.Fatal(err)
+	}
+	if cluster, _, err := decodeAsk(ask); err != nil || cluster != testClusterID {
+		t.Fatalf("challenge: cluster %#x, %v", cluster, err)
+	}
 }

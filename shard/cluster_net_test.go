@@ -79,6 +79,7 @@ type netNodeConfig struct {
 	replica   int
 	secret    []byte
 	cluster   uint64
+	listen    string
 	deliver   func(sh *Shard, from int, msg []byte) // nil: record and check
 }
 
@@ -100,7 +101,7 @@ func startNetNode(t testing.TB, config netNodeConfig) *netNode {
 	}
 	n, err := NewClusterNet(ClusterNetOptions{
 		Cluster: cluster, Replica: config.replica, ReplicaAddresses: config.addresses,
-		Secret: secret, Deliver: deliver, Logger: logger,
+		Secret: secret, Deliver: deliver, Logger: logger, Listen: config.listen,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -434,7 +435,13 @@ func TestClusterNetRestart(t *testing.T) {
 		if accepted := sendSeries(nodes[0], 0, 0, 1, 51, 10, func(int) int { return 2000 }); len(accepted) != 0 {
 			t.Fatalf("%d sends to a stopped peer accepted", len(accepted))
 		}
-		restarted := startNetNode(t, netNodeConfig{backend: backend, addresses: addresses, replica: 1})
+		// The restarted node binds every interface (Listen), its peers
+		// still dial its replica address.
+		_, port, _ := net.SplitHostPort(addresses[1])
+		restarted := startNetNode(t, netNodeConfig{backend: backend, addresses: addresses, replica: 1, listen: ":" + port})
+		if got := restarted.rt.PeerAddr().String(); !strings.HasSuffix(got, ":"+port) || strings.HasPrefix(got, "127.") {
+			t.Fatalf("replica listener on %s, want every interface's port %s", got, port)
+		}
 		waitLinked(t, []*netNode{nodes[0], restarted})
 		again := sendSeries(nodes[0], 0, 0, 1, 61, 50, func(int) int { return 3000 })
 		back := sendSeries(restarted, 1, 1, 0, 1, 50, func(int) int { return 500 })
