@@ -301,7 +301,7 @@ type netBuf struct {
 }
 
 // netBufClassCount covers poolClassBytesMin up to clusterMessageBytesMax.
-const netBufClassCount = poolClassCount
+const netBufClassCount = poolClassCount + 1
 
 func netBufClass(size int) int {
 	if size <= poolClassBytesMin {

@@ -10,12 +10,12 @@ const (
 	clusterPeersMax = 16
 
 	// clusterMessageBytesMax is the largest vsr message a link carries,
-	// header included: the runtime's largest frame, which is also the
-	// largest request frame the front admits, so a Prepare holding the
-	// largest batch (the request's body under a smaller vsr header) fits.
-	// A frame declaring more closes the link; Send drops a larger message
+	// header included: a peer connection's largest frame, the largest
+	// client frame plus headroom, so a Prepare holding the largest batch
+	// the front admits fits with any header vsr puts around it. A frame
+	// declaring more closes the link; Send drops a larger message
 	// (DroppedLarge).
-	clusterMessageBytesMax = frameBytesMax
+	clusterMessageBytesMax = peerFrameBytesMax
 
 	// clusterQueueBytesMax bounds the message bytes queued for one peer
 	// and not yet handed to its connection; Send drops beyond it (vsr

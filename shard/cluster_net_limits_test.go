@@ -22,7 +22,8 @@ func TestClusterNetLimits(t *testing.T) {
 		}
 	}
 	check(clusterPeersMax <= 256, "a replica id fits the vsr header's one byte")
-	check(clusterMessageBytesMax <= frameBytesMax, "a link's largest message is a frame a connection accepts")
+	check(clusterMessageBytesMax <= peerFrameBytesMax, "a link's largest message is a frame a peer connection accepts")
+	check(peerFrameBytesMax >= frameBytesMax+64<<10, "a Prepare holding the largest client frame's batch fits a peer frame")
 	check(clusterMessageBytesMax > vsrHeaderBytes, "a message holds its header and a body")
 	check(clusterQueueBytesMax >= 2*clusterMessageBytesMax, "two largest messages queue, so a large Prepare does not starve heartbeats")
 	check(clusterQueueMessagesMax >= 2*vsrMessagesPerStepMax, "a peer's queue takes two bursts of one vsr step")
@@ -43,6 +44,8 @@ func TestClusterNetLimits(t *testing.T) {
 	check(vsr.DecodeMessage(message, &header) == nil && int(header.Size) == vsrHeaderBytes, "an empty vsr message is one header")
 	check(errors.Is(vsr.DecodeMessage(message[:vsrHeaderBytes-1], &header), vsr.ErrShort), "vsr's header is vsrHeaderBytes")
 	check(headerSizeAt(message) == vsrHeaderBytes, "vsr keeps the message size at vsrSizeOffset")
+	check(errors.Is(vsr.DecodeMessage(make([]byte, clusterMessageBytesMax+1), &header), vsr.ErrTooLarge),
+		"vsr's messageBytesMax is at most clusterMessageBytesMax: every message vsr sends crosses a link")
 }
 
 // vsrMessagesPerStepMax mirrors vsr's bound on the messages one Step or

@@ -121,7 +121,7 @@ func (l *netLink) sendDirect(sh *Shard, msg []byte) bool {
 	if l.conn == nil || l.connBuffers >= clusterConnBuffersMax || l.connBytes >= clusterConnBytesMax {
 		return false
 	}
-	buf := sh.Buffer(len(msg))
+	buf := sh.frameBuffer(len(msg))
 	copy(buf, msg)
 	if !l.handOver(buf) {
 		return false
@@ -169,7 +169,7 @@ func (l *netLink) takeBatch(sh *Shard) []byte {
 	}
 	l.queueBytes -= total
 	l.mu.Unlock()
-	out := sh.Buffer(total)
+	out := sh.frameBuffer(total)
 	position := 0
 	for i, buf := range batch {
 		position += copy(out[position:], buf.bytes)

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"crypto/hmac"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -136,6 +137,20 @@ func TestClusterNetBadFrame(t *testing.T) {
 			t.Fatalf("delivered %+v, want request 1 alone", got)
 		}
 		if stats := node.net.Stats(); stats.FramesRejected != 1 || stats.MessagesReceived != 1 {
+			t.Fatalf("stats %+v", stats)
+		}
+		// A header declaring more than a link carries closes it unread.
+		conn = dialStranger(t, addresses[0])
+		if err := fakeHandshake(t, conn, 1, testClusterID, testSecret); err != nil {
+			t.Fatal(err)
+		}
+		huge := testMessage(testClient(1, 0), 3, 1000)
+		binary.LittleEndian.PutUint32(huge[vsrSizeOffset:], clusterMessageBytesMax+1)
+		if _, err := conn.Write(huge); err != nil {
+			t.Fatal(err)
+		}
+		expectClosed(t, conn)
+		if stats := node.net.Stats(); stats.FramesRejected != 2 || stats.MessagesReceived != 1 {
 			t.Fatalf("stats %+v", stats)
 		}
 	})
