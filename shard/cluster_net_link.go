@@ -106,10 +106,16 @@ func (l *netLink) flush(sh *Shard) {
 		return
 	}
 	for l.connBuffers < clusterConnBuffersMax && l.connBytes < clusterConnBytesMax {
-		buf := l.takeBatch(sh)
-		if buf == nil || !l.handOver(buf) {
+		buf, count := l.takeBatch(sh)
+		if buf == nil {
 			return
 		}
+		if !l.handOver(buf) {
+			l.net.stats.droppedClosed.Add(uint64(count))
+			return
+		}
+		l.net.stats.messagesSent.Add(uint64(count))
+		l.net.stats.bytesSent.Add(uint64(len(buf)))
 	}
 }
 
@@ -124,7 +130,7 @@ func (l *netLink) sendDirect(sh *Shard, msg []byte) bool {
 	buf := sh.frameBuffer(len(msg))
 	copy(buf, msg)
 	if !l.handOver(buf) {
-		return false
+		return false // the connection closes: the queue takes msg, and drops it with the rest
 	}
 	l.net.stats.messagesSent.Add(1)
 	l.net.stats.bytesSent.Add(uint64(len(msg)))
@@ -147,12 +153,13 @@ func (l *netLink) handOver(buf []byte) bool {
 }
 
 // takeBatch removes the head of the queue, and the messages behind it
-// that fit clusterBatchBytesMax together, into one pooled send buffer.
-func (l *netLink) takeBatch(sh *Shard) []byte {
+// that fit clusterBatchBytesMax together, into one pooled send buffer;
+// it returns the buffer and how many messages it holds.
+func (l *netLink) takeBatch(sh *Shard) ([]byte, int) {
 	l.mu.Lock()
 	if l.queueLen == 0 {
 		l.mu.Unlock()
-		return nil
+		return nil, 0
 	}
 	total := 0
 	batch := l.batch[:0]
@@ -178,9 +185,7 @@ func (l *netLink) takeBatch(sh *Shard) []byte {
 	}
 	invariant.Assert(position == total, "a batch holds its messages whole")
 	l.batch = batch[:0]
-	l.net.stats.messagesSent.Add(uint64(len(batch)))
-	l.net.stats.bytesSent.Add(uint64(total))
-	return out
+	return out, len(batch)
 }
 
 // dropQueued empties the queue of a link that has no connection.
