@@ -39,6 +39,8 @@ type netNode struct {
 	bad  []string
 	wake chan struct{}
 	logs *lockedLog
+	// incarnation numbers the restarts of a node in a soak.
+	incarnation int
 }
 
 // lockedLog collects a node's log lines.
