@@ -67,9 +67,8 @@ type ClusterNet struct {
 	// shard (bounded by clusterPendingInboundMax).
 	pendingInbound atomic.Int32
 
-	stats        netStats
-	refusalLast  atomic.Int64  // unix nanoseconds of the last refusal logged
-	refusalQuiet atomic.Uint64 // refusals since that line, not logged
+	stats    netStats
+	refusals refusalLog
 }
 
 // ClusterNetOptions configures a ClusterNet.

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -173,6 +175,7 @@ func (h *netHandler) onAuth(conn *Conn, in *netInbound, frame []byte) {
 	in.replica = int(auth.replica)
 	in.gen = n.inboundGen[in.replica].Add(1)
 	h.shard.Stop(in.timer)
+	n.logger.Info("cluster: accepted a replica link", "peer", in.replica, "remote", in.remote, "shard", h.shard.id)
 	mac := acceptorMAC(n.options.Secret, &auth.nonce, auth.cluster, uint32(n.options.Replica), &in.challenge)
 	verdict := h.shard.Buffer(handshakeVerdictBytes)
 	encodeVerdict(verdict, uint32(n.options.Replica), &mac)
@@ -261,17 +264,50 @@ func (in *netInbound) unpend(n *ClusterNet) {
 }
 
 // refused counts an inbound link refused before authenticating and logs
-// it, at most one line per clusterRefusalLogInterval.
+// it: one line per remote host and reason per clusterRefusalLogInterval,
+// so a misconfigured peer redialing all day is one line, not thousands.
 func (n *ClusterNet) refused(err error, remote string) {
 	n.stats.handshakeRefused.Add(1)
-	now := time.Now().UnixNano()
-	last := n.refusalLast.Load()
-	if now-last < int64(clusterRefusalLogInterval) || !n.refusalLast.CompareAndSwap(last, now) {
-		n.refusalQuiet.Add(1)
-		return
+	host, _, splitErr := net.SplitHostPort(remote)
+	if splitErr != nil {
+		host = remote
 	}
-	n.logger.Warn("cluster: refused a replica link", "remote", remote, "err", err.Error(),
-		"refusals_not_logged", n.refusalQuiet.Swap(0))
+	if quiet, ok := n.refusals.admit(host+" "+err.Error(), time.Now()); ok {
+		n.logger.Warn("cluster: refused a replica link", "remote", remote, "err", err.Error(),
+			"same_refusals_not_logged", quiet)
+	}
+}
+
+// refusalLog remembers which refusals were logged lately, for at most
+// clusterRefusalKeysMax keys (beyond, it forgets them all and starts
+// over: a flood of distinct strangers logs at most that many lines per
+// interval).
+type refusalLog struct {
+	mu   sync.Mutex
+	seen map[string]refusalSeen
+}
+
+type refusalSeen struct {
+	logged time.Time
+	quiet  uint64
+}
+
+// admit reports whether to log a refusal under key now, and how many of
+// the same went unlogged since the last line.
+func (r *refusalLog) admit(key string, now time.Time) (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil || len(r.seen) >= clusterRefusalKeysMax {
+		r.seen = make(map[string]refusalSeen)
+	}
+	seen, ok := r.seen[key]
+	if ok && now.Sub(seen.logged) < clusterRefusalLogInterval {
+		seen.quiet++
+		r.seen[key] = seen
+		return 0, false
+	}
+	r.seen[key] = refusalSeen{logged: now}
+	return seen.quiet, true
 }
 
 // logFrame logs a rejected frame; the link closes, so this is at most one

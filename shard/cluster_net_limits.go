@@ -77,9 +77,12 @@ const (
 	clusterWakeRetryDelay = time.Millisecond
 
 	// clusterRefusalLogInterval spaces the log lines about refused
-	// inbound links (strangers, wrong secrets): one line per interval,
-	// with the count of the refusals it stands for.
-	clusterRefusalLogInterval = time.Second
+	// inbound links (strangers, wrong secrets): one line per remote host
+	// and reason per interval, with the count of those it stands for.
+	clusterRefusalLogInterval = 10 * time.Minute
+
+	// clusterRefusalKeysMax bounds the remembered (host, reason) pairs.
+	clusterRefusalKeysMax = 256
 
 	// clusterSecretBytesMin is the shortest shared secret accepted (the
 	// configuration's rule; an HMAC key shorter than its hash is weak).

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/vsr"
 )
@@ -173,6 +175,34 @@ func TestClusterNetOptionsRefused(t *testing.T) {
 		_, err := NewClusterNet(options)
 		if !errors.Is(err, ErrClusterNetOptions) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: got %v", name, err)
+		}
+	}
+}
+
+// TestClusterNetRefusalLog: a refusal is logged once per key and interval,
+// the next line counts those skipped, and the key table stays bounded.
+func TestClusterNetRefusalLog(t *testing.T) {
+	var log refusalLog
+	now := time.Unix(1000, 0)
+	if _, ok := log.admit("10.0.0.1 mac", now); !ok {
+		t.Fatal("a first refusal is not logged")
+	}
+	for range 5 {
+		if _, ok := log.admit("10.0.0.1 mac", now.Add(time.Second)); ok {
+			t.Fatal("a repeated refusal is logged within the interval")
+		}
+	}
+	if _, ok := log.admit("10.0.0.2 mac", now.Add(time.Second)); !ok {
+		t.Fatal("another host's refusal is not logged")
+	}
+	quiet, ok := log.admit("10.0.0.1 mac", now.Add(clusterRefusalLogInterval+time.Second))
+	if !ok || quiet != 5 {
+		t.Fatalf("after the interval: logged %v, %d skipped, want true, 5", ok, quiet)
+	}
+	for i := range 3 * clusterRefusalKeysMax {
+		log.admit(strconv.Itoa(i), now)
+		if len(log.seen) > clusterRefusalKeysMax {
+			t.Fatalf("%d keys remembered", len(log.seen))
 		}
 	}
 }
