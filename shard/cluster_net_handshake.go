@@ -61,6 +61,7 @@ var (
 	ErrHandshakeReplica = errors.New("shard: cluster handshake: replica id out of range")
 	ErrHandshakeMAC     = errors.New("shard: cluster handshake: wrong shared secret")
 	ErrHandshakeTimeout = errors.New("shard: cluster handshake: timed out")
+	ErrHandshakeBusy    = errors.New("shard: cluster handshake: too many links authenticating")
 )
 
 // handshakePrefix checks the 8-byte prefix every handshake frame opens

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/vsr"
 )
@@ -41,7 +43,9 @@ type netHandler struct {
 type netInbound struct {
 	challenge [handshakeNonceBytes]byte
 	timer     TimerID
+	remote    string // the peer's address, for the log
 	authed    bool
+	pending   bool // counted in ClusterNet.pendingInbound
 	refused   bool // counted as a refusal already
 	closed    bool
 	replica   int
@@ -53,6 +57,7 @@ var (
 	_ connOpener       = (*netHandler)(nil)
 	_ connSentNotifier = (*netHandler)(nil)
 	_ connFrameSizer   = (*netHandler)(nil)
+	_ shardStopper     = (*netHandler)(nil)
 )
 
 // onOpen starts an inbound link's handshake (challenge out, deadline
@@ -63,8 +68,18 @@ func (h *netHandler) onOpen(conn *Conn) {
 		return
 	}
 	invariant.Assert(conn.Attached() == nil, "an accepted peer connection starts bare")
-	in := &netInbound{replica: -1}
+	in := &netInbound{replica: -1, pending: true}
+	if sockaddr, err := unix.Getpeername(conn.fd); err == nil {
+		if address := tcpAddr(sockaddr); address != nil {
+			in.remote = address.String()
+		}
+	}
 	conn.Attach(in)
+	if h.net.pendingInbound.Add(1) > clusterPendingInboundMax {
+		in.refuse(h.net, ErrHandshakeBusy)
+		conn.close(ErrHandshakeBusy)
+		return
+	}
 	if _, err := cryptorand.Read(in.challenge[:]); err != nil {
 		conn.close(fmt.Errorf("shard: cluster challenge: %w", err))
 		return
@@ -154,6 +169,7 @@ func (h *netHandler) onAuth(conn *Conn, in *netInbound, frame []byte) {
 		return
 	}
 	in.authed = true
+	in.unpend(n)
 	in.replica = int(auth.replica)
 	in.gen = n.inboundGen[in.replica].Add(1)
 	h.shard.Stop(in.timer)
@@ -167,6 +183,9 @@ func (h *netHandler) onAuth(conn *Conn, in *netInbound, frame []byte) {
 func (h *netHandler) onMessage(conn *Conn, in *netInbound, frame []byte) {
 	n := h.net
 	if n.inboundGen[in.replica].Load() != in.gen {
+		// Two nodes configured with one replica id would replace each
+		// other's link at every frame: this line shows it.
+		n.logger.Info("cluster: closing a replica link replaced by a newer one", "peer", in.replica)
 		h.shard.Release(frame)
 		conn.consumed()
 		conn.close(ErrLinkReplaced)
@@ -199,11 +218,10 @@ func (h *netHandler) OnClose(conn *Conn, err error) {
 		side.link.onClose(conn, err)
 	case *netInbound:
 		side.closed = true
+		side.unpend(h.net)
 		if !side.authed {
 			h.shard.Stop(side.timer)
-			if !side.refused {
-				h.net.refused(ErrHandshakeClosed) // it left before proving itself
-			}
+			side.refuse(h.net, ErrHandshakeClosed) // unless refused already: it left before proving itself
 		}
 	}
 }
@@ -215,17 +233,36 @@ func (h *netHandler) onSent(conn *Conn) {
 	}
 }
 
+// onStopping closes the outbound links the stopping shard owns: replica
+// traffic is best effort (vsr retries), and a stalled peer must not hold
+// the shutdown's drain until its deadline.
+func (h *netHandler) onStopping(sh *Shard) {
+	for _, link := range h.net.links {
+		if link != nil && link.owner == sh.id && link.conn != nil {
+			link.conn.close(ErrConnClosed)
+		}
+	}
+}
+
 // refuse counts and logs the link's refusal, once.
 func (in *netInbound) refuse(n *ClusterNet, err error) {
 	if !in.refused {
 		in.refused = true
-		n.refused(err)
+		n.refused(err, in.remote)
+	}
+}
+
+// unpend ends the link's count among the unauthenticated ones.
+func (in *netInbound) unpend(n *ClusterNet) {
+	if in.pending {
+		in.pending = false
+		n.pendingInbound.Add(-1)
 	}
 }
 
 // refused counts an inbound link refused before authenticating and logs
 // it, at most one line per clusterRefusalLogInterval.
-func (n *ClusterNet) refused(err error) {
+func (n *ClusterNet) refused(err error, remote string) {
 	n.stats.handshakeRefused.Add(1)
 	now := time.Now().UnixNano()
 	last := n.refusalLast.Load()
@@ -233,7 +270,8 @@ func (n *ClusterNet) refused(err error) {
 		n.refusalQuiet.Add(1)
 		return
 	}
-	n.logger.Warn("cluster: refused a replica link", "err", err.Error(), "refusals_not_logged", n.refusalQuiet.Swap(0))
+	n.logger.Warn("cluster: refused a replica link", "remote", remote, "err", err.Error(),
+		"refusals_not_logged", n.refusalQuiet.Swap(0))
 }
 
 // logFrame logs a rejected frame; the link closes, so this is at most one

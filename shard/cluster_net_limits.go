@@ -40,8 +40,18 @@ const (
 	// connection; within the connection's push queue.
 	clusterConnBuffersMax = 16
 
+	// clusterDirectBytesMin is the smallest message the owner shard hands
+	// its connection straight away when it has room, in one copy instead
+	// of two; smaller ones go through the queue to travel in batches.
+	clusterDirectBytesMin = 64 << 10
+
 	// clusterHandshakeTimeout bounds a handshake, either side, and a dial.
 	clusterHandshakeTimeout = 2 * time.Second
+
+	// clusterPendingInboundMax bounds the inbound links authenticating at
+	// once: a flood of strangers, each held up to clusterHandshakeTimeout,
+	// cannot take every connection slot. A cluster's nodes need one each.
+	clusterPendingInboundMax = 64
 
 	// clusterDialBackoffMin and clusterDialBackoffMax bound the wait
 	// between dials to a peer that is down; it doubles per failure, with
@@ -49,6 +59,18 @@ const (
 	// restarted peer is linked again quickly.
 	clusterDialBackoffMin = 10 * time.Millisecond
 	clusterDialBackoffMax = 500 * time.Millisecond
+
+	// clusterKeepaliveIdle, clusterKeepaliveInterval and
+	// clusterKeepaliveProbes find a link to a dead host that carries
+	// nothing this way (an inbound link) within about 10 s; vsr's
+	// heartbeats keep live links busy, so the probes cost nothing there.
+	clusterKeepaliveIdle     = 5 * time.Second
+	clusterKeepaliveInterval = time.Second
+	clusterKeepaliveProbes   = 5
+
+	// clusterUnackedTimeout closes a link whose sent bytes the peer has
+	// not acknowledged for this long (TCP_USER_TIMEOUT): its host is gone.
+	clusterUnackedTimeout = 10 * time.Second
 
 	// clusterWakeRetryDelay is how long a Send waits before it retries
 	// waking the link's owner shard when the cross-shard queue was full.

@@ -17,7 +17,8 @@ type netLink struct {
 	owner   int // shard owning the connection; set before the dialer starts
 
 	connected   atomic.Bool   // the connection is adopted and authenticated
-	attempt     atomic.Uint64 // the dialer's current attempt; a stale one is closed
+	attempt     atomic.Uint64 // numbers the dialer's attempts
+	pending     atomic.Uint64 // the attempt handed to the owner, not yet opened or abandoned; 0: none
 	wakePending atomic.Bool   // a flush message to the owner is on its way
 	up          chan struct{} // owner → dialer: the attempt's connection opened
 	down        chan struct{} // owner → dialer: the connection closed
@@ -106,20 +107,43 @@ func (l *netLink) flush(sh *Shard) {
 	}
 	for l.connBuffers < clusterConnBuffersMax && l.connBytes < clusterConnBytesMax {
 		buf := l.takeBatch(sh)
-		if buf == nil {
+		if buf == nil || !l.handOver(buf) {
 			return
 		}
-		size := len(buf)
-		if err := l.conn.Send(buf); err != nil {
-			// Closed: OnClose follows and the link redials. The push queue
-			// cannot be full (clusterConnBuffersMax ≤ pushQueueLenMax).
-			invariant.Assert(err == ErrConnClosed, "a link's push queue has room")
-			return
-		}
-		l.connSizes[(l.connHead+l.connBuffers)%clusterConnBuffersMax] = size
-		l.connBuffers++
-		l.connBytes += size
 	}
+}
+
+// sendDirect hands msg to the connection in one copy, skipping the queue,
+// when the owner itself sends and the connection has room. Order holds:
+// the connection has room only when the queue holds nothing this shard
+// queued (flush empties the queue before the connection fills).
+func (l *netLink) sendDirect(sh *Shard, msg []byte) bool {
+	if l.conn == nil || l.connBuffers >= clusterConnBuffersMax || l.connBytes >= clusterConnBytesMax {
+		return false
+	}
+	buf := sh.Buffer(len(msg))
+	copy(buf, msg)
+	if !l.handOver(buf) {
+		return false
+	}
+	l.net.stats.messagesSent.Add(1)
+	l.net.stats.bytesSent.Add(uint64(len(msg)))
+	return true
+}
+
+// handOver queues buf on the connection, which owns it from now on.
+func (l *netLink) handOver(buf []byte) bool {
+	size := len(buf)
+	if err := l.conn.Send(buf); err != nil {
+		// Closed: OnClose follows and the link redials. The push queue
+		// cannot be full (clusterConnBuffersMax ≤ pushQueueLenMax).
+		invariant.Assert(err == ErrConnClosed, "a link's push queue has room")
+		return false
+	}
+	l.connSizes[(l.connHead+l.connBuffers)%clusterConnBuffersMax] = size
+	l.connBuffers++
+	l.connBytes += size
+	return true
 }
 
 // takeBatch removes the head of the queue, and the messages behind it
@@ -177,10 +201,11 @@ func (l *netLink) dropQueued() {
 // onOpen runs on the owner when the dialer's socket is adopted.
 func (l *netLink) onOpen(conn *Conn, out *netOutbound) {
 	invariant.Assert(conn.shard.id == l.owner, "a link's connection lives on its owner")
-	if out.attempt != l.attempt.Load() || l.conn != nil {
+	if !l.pending.CompareAndSwap(out.attempt, 0) {
 		conn.Close() // the dialer gave up on this attempt and dialed again
 		return
 	}
+	invariant.Assert(l.conn == nil, "one connection per link")
 	l.conn = conn
 	l.connHead, l.connBuffers, l.connBytes = 0, 0, 0
 	l.connected.Store(true)
@@ -212,6 +237,9 @@ func (l *netLink) onClose(conn *Conn, err error) {
 	l.conn = nil
 	l.connected.Store(false)
 	l.dropQueued()
+	if conn.shard.stopping {
+		return // the dialer ends with the runtime
+	}
 	if err != nil {
 		l.net.logger.Info("cluster: link closed", "peer", l.peer, "err", err.Error())
 	}
