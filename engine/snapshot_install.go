@@ -24,9 +24,10 @@ import (
 // offsets, writes the snapshot's segments (split at options.SegmentBytes)
 // each under a .staging name, fdatasyncs and renames it, syncing the
 // directory after each step, and the offsets file likewise. A crash midway
-// leaves a prefix of the snapshot's segments (possibly none), never a mix
-// with the old content: the caller records that a transfer is in progress
-// (vsr: its applied op) and installs again after a restart.
+// leaves a directory that opens: a prefix of the old segments (removal
+// unfinished) or of the snapshot's (possibly none), never a mix of the
+// two. The caller records that a transfer is in progress (vsr: its
+// applied op) and installs again after a restart.
 func InstallSnapshot(storage Storage, options PartitionOptions, snapshot []byte, done func(*Partition, error)) {
 	options.EnsureDefaults()
 	if err := options.Validate(); err != nil {
@@ -111,6 +112,7 @@ type installer struct {
 	// directory is the partition directory's handle; names its listing.
 	directory File
 	names     []string
+	removals  []string
 	file      File
 	// segments are the snapshot's batch ranges, one per segment file.
 	segments []installSegment
@@ -195,20 +197,48 @@ func (in *installer) openDirectory(*Op) {
 	})
 }
 
-// removeOld removes the old segments, offsets and staging leftovers, then
-// syncs the directory, so no old file can mix with the new ones.
+// removeOld removes the old content: segment logs newest first, each
+// removal made durable before the next, so a crash midway leaves a
+// contiguous prefix of the old segments (which still opens); then the
+// indexes, offsets and staging leftovers, and a directory sync, so no old
+// file can mix with the new ones.
 func (in *installer) removeOld(*Op) {
-	for len(in.names) > 0 {
-		name := in.names[0]
-		in.names = in.names[1:]
-		_, isLog := parseSegmentName(name, logSuffix)
-		_, isIndex := parseSegmentName(name, indexSuffix)
-		if isLog || isIndex || name == offsetsFileName || strings.HasSuffix(name, ".staging") {
-			in.set(OpRemove, 0, in.path(name))
-			in.run(in.removeOld)
-			return
+	if in.removals == nil {
+		in.planRemovals()
+	}
+	if len(in.removals) == 0 {
+		in.set(OpSync, in.directory, "")
+		in.op.Flags = OpenDirectory
+		in.run(in.writeSegment)
+		return
+	}
+	name := in.removals[0]
+	in.removals = in.removals[1:]
+	in.set(OpRemove, 0, in.path(name))
+	if _, isLog := parseSegmentName(name, logSuffix); !isLog {
+		in.run(in.removeOld)
+		return
+	}
+	in.run(func(*Op) {
+		in.set(OpSync, in.directory, "")
+		in.op.Flags = OpenDirectory
+		in.run(in.removeOld)
+	})
+}
+
+// planRemovals lists the old files in removal order: logs by descending
+// offset, then the rest.
+func (in *installer) planRemovals() {
+	in.removals = make([]string, 0, len(in.names)+1)
+	for index := len(in.names) - 1; index >= 0; index-- {
+		if _, isLog := parseSegmentName(in.names[index], logSuffix); isLog {
+			in.removals = append(in.removals, in.names[index])
 		}
 	}
-	in.set(OpSync, in.directory, "")
-	in.run(in.writeSegment)
+	for _, name := range in.names {
+		_, isIndex := parseSegmentName(name, indexSuffix)
+		if isIndex || name == offsetsFileName || strings.HasSuffix(name, ".staging") {
+			in.removals = append(in.removals, name)
+		}
+	}
 }

@@ -60,13 +60,14 @@ func snapshotSource(t *testing.T, storage backend, options engine.PartitionOptio
 }
 
 // pollAll returns the raw records of every stored message, polled from
-// the first offset in polls of seeded sizes.
+// the first offset; polls large enough never slice a batch, so a
+// partition holding a prefix of another's batches returns a byte prefix.
 func pollAll(t *testing.T, storage backend, p *engine.Partition) []byte {
 	t.Helper()
 	var out []byte
 	offset := p.OffsetFirst()
 	for offset < p.OffsetNext() {
-		op := &engine.PollOp{Strategy: engine.PollOffset, Value: offset, Count: 1000, Out: make([]byte, 0, 8<<20)}
+		op := &engine.PollOp{Strategy: engine.PollOffset, Value: offset, Count: 1 << 20, Out: make([]byte, 0, 64<<20)}
 		poll(t, storage, p, op)
 		if op.Messages == 0 {
 			t.Fatalf("poll at %d returned nothing", offset)

@@ -32,6 +32,7 @@ func (in *installer) writeFile(name string, data []byte, then func(*Op)) {
 			in.op.Target = in.path(name)
 			in.run(func(*Op) {
 				in.set(OpSync, in.directory, "")
+				in.op.Flags = OpenDirectory
 				in.run(then)
 			})
 		})

@@ -138,7 +138,7 @@ func (k *compactor) sync(*engine.Op) {
 			k.set(engine.OpRename, 0, l.path(compactName), 0)
 			k.c.op.Target = l.path(journalName)
 			k.c.run(k.then(func(*engine.Op) {
-				k.set(engine.OpSync, l.directoryFile, "", 0)
+				k.set(engine.OpSync, l.directoryFile, "", engine.OpenDirectory)
 				k.c.run(k.then(k.done))
 			}))
 		}))

@@ -130,7 +130,7 @@ func (o *opener) journalSynced(*engine.Op) {
 }
 
 func (o *opener) syncDirectory(*engine.Op) {
-	o.set(engine.OpSync, o.l.directoryFile, "", 0)
+	o.set(engine.OpSync, o.l.directoryFile, "", engine.OpenDirectory)
 	o.c.run(o.then(func(*engine.Op) {
 		o.l.logger.Info("replication log open", "journal_bytes", o.l.journalBytes, "live_bytes", o.l.liveBytes)
 		o.finish(nil)

@@ -197,7 +197,7 @@ func Remove(storage engine.Storage, directory string, done func(error)) {
 		case index == len(names)+1:
 			c.op.Code, c.op.Path, c.op.Flags = engine.OpOpen, filepath.Dir(directory), engine.OpenDirectory
 		case index == len(names)+2:
-			c.op.Code, c.op.File, c.op.Path = engine.OpSync, engine.File(op.Result), ""
+			c.op.Code, c.op.File, c.op.Path, c.op.Flags = engine.OpSync, engine.File(op.Result), "", engine.OpenDirectory
 		case index == len(names)+3:
 			c.op.Code = engine.OpClose
 		default:

@@ -110,3 +110,28 @@ func TestWriteErrorIsFatal(t *testing.T) {
 		t.Fatalf("write error: first %v, second %v", first, second)
 	}
 }
+
+// TestSyncErrorIsFatal: a failed fdatasync of either file stops the log
+// for good; it is never retried.
+func TestSyncErrorIsFatal(t *testing.T) {
+	for _, target := range []string{journalName, superblockName} {
+		storage := enginetest.NewMemStorage(6)
+		log, _ := mustOpen(t, storage, 4)
+		files := map[engine.File]string{log.journalFile: journalName, log.superFile: superblockName}
+		storage.Inject = func(op *engine.Op) error {
+			if op.Code == engine.OpSync && files[op.File] == target {
+				return errors.New("injected EIO")
+			}
+			return nil
+		}
+		var first, second error
+		log.Persist(&Persist{HardState: []byte("h"), Writes: []Write{{0, 1, []byte("a")}}, Sync: true, Done: func(err error) { first = err }})
+		drain(storage)
+		storage.Inject = nil
+		log.Persist(&Persist{Writes: []Write{{0, 2, []byte("b")}}, Sync: true, Done: func(err error) { second = err }})
+		drain(storage)
+		if !engine.IsFatal(first) || !engine.IsFatal(second) || log.Err() == nil {
+			t.Fatalf("%s sync error: first %v, second %v", target, first, second)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func (s *persister) init(l *Log) {
 }
 
 func (s *persister) enqueue(p *Persist) {
-	invariant.Assert(s.queued < PersistQueueMax+1, "replicalog: persist queue within PersistQueueMax")
+	invariant.Assert(s.queued < PersistQueueMax, "replicalog: persist queue within PersistQueueMax")
 	p.next = nil
 	if s.last == nil {
 		s.first = p
