@@ -287,3 +287,35 @@ func TestSnapshotDirectStorage(t *testing.T) {
 	closePartition(t, storage, target)
 	closePartition(t, storage, source)
 }
+
+// flippingReader damages one byte of every read at flip, as a disk
+// returning bad data would.
+type flippingReader struct {
+	inner engine.BlockingReader
+	flip  int
+}
+
+func (r flippingReader) ReadAt(file engine.File, buffer []byte, position int64) (int, error) {
+	count, err := r.inner.ReadAt(file, buffer, position)
+	if r.flip < count {
+		buffer[r.flip] ^= 0x20
+	}
+	return count, err
+}
+
+// TestSnapshotExportDetectsDamage: a batch that fails its checks on the
+// way out is reported as corruption naming the segment file, never
+// exported.
+func TestSnapshotExportDetectsDamage(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(45)}
+	options := engine.PartitionOptions{Directory: "/data/d", PartitionID: 1, SegmentBytes: 1 << 20, Logger: quiet}
+	source := snapshotSource(t, storage, options, 45, 20)
+	for _, flip := range []int{40, 300, 5000} {
+		_, err := source.ExportSnapshot(nil, engine.SnapshotBytesMax, flippingReader{memReader{storage.MemStorage}, flip})
+		var corrupt *engine.CorruptError
+		if !errors.As(err, &corrupt) || !errors.Is(err, engine.ErrCorrupt) || filepath.Ext(corrupt.Path) != ".log" {
+			t.Fatalf("flip at %d: %v", flip, err)
+		}
+	}
+	closePartition(t, storage, source)
+}

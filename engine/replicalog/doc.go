@@ -97,7 +97,12 @@
 // data. Past the mark it is a torn tail: truncated, counted in
 // Loaded.TornBytes and logged. The truncation is fdatasynced before open
 // returns, and a copy that outran the journal is overwritten with the one
-// chosen, so later appends reaching its length cannot resurrect it.
+// chosen, so later appends reaching its length cannot resurrect it. The
+// mark trails the durable end by one Persist (a copy records the sync
+// before its own): damage inside the last synced Persist's records cannot
+// be told from a torn write and is truncated like one (logged, counted);
+// vsr repairs the slot from its peers. Engine segments have the same
+// window (doc.go of engine, invariant 4).
 // Persists with Sync false give no durability across a power loss: then
 // open may find every copy ahead of the journal and refuse (ErrCorrupt);
 // the group recovers by state transfer from its peers. A missing journal
