@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
@@ -74,4 +75,32 @@ func TestSnapshotInstallCrash(t *testing.T) {
 	if outcomes["old prefix"] == 0 || outcomes["new prefix"] == 0 {
 		t.Fatalf("crash points missed a case: %v", outcomes)
 	}
+}
+
+// TestSnapshotInstallError: a failed write makes the install report the
+// error once (its handles closed); installing again afterwards succeeds.
+func TestSnapshotInstallError(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(52)}
+	options := engine.PartitionOptions{Directory: "/data/source", PartitionID: 1, SegmentBytes: 1 << 20, Logger: quiet}
+	source := snapshotSource(t, storage, options, 52, 20)
+	snapshot := exportSnapshot(t, source, memReader{storage.MemStorage})
+	target := options
+	target.Directory = "/data/target"
+	storage.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite {
+			return errors.New("injected EIO")
+		}
+		return nil
+	}
+	if _, err := installSnapshot(t, storage, target, snapshot); err == nil || engine.IsFatal(err) {
+		t.Fatalf("install with a failing write: %v", err)
+	}
+	storage.Inject = nil
+	installed, err := installSnapshot(t, storage, target, snapshot)
+	if err != nil {
+		t.Fatalf("install after the fault cleared: %v", err)
+	}
+	sameContent(t, storage, source, installed)
+	closePartition(t, storage, installed)
+	closePartition(t, storage, source)
 }

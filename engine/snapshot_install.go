@@ -175,10 +175,35 @@ func (in *installer) callback(op *Op) {
 		if op.Code == OpSync {
 			err = &FatalError{Op: "install snapshot fdatasync", Path: in.options.Directory, Err: op.Err}
 		}
-		in.done(nil, err)
+		in.fail(err)
 		return
 	}
 	in.then(op)
+}
+
+// fail closes the handles the install holds (a staging file, the
+// directory), then reports err.
+func (in *installer) fail(err error) {
+	handles := make([]File, 0, 2)
+	for _, file := range [2]File{in.file, in.directory} {
+		if file != 0 {
+			handles = append(handles, file)
+		}
+	}
+	in.file, in.directory = 0, 0
+	var closeNext func(*Op)
+	closeNext = func(*Op) {
+		if len(handles) == 0 {
+			in.done(nil, err)
+			return
+		}
+		in.set(OpClose, handles[0], "")
+		handles = handles[1:]
+		in.then = closeNext
+		in.op.Callback = func(op *Op) { in.then(op) }
+		in.storage.Submit(&in.op)
+	}
+	closeNext(nil)
 }
 
 func (in *installer) path(name string) string { return filepath.Join(in.options.Directory, name) }

@@ -27,6 +27,7 @@ func (in *installer) writeFile(name string, data []byte, then func(*Op)) {
 	staging := in.path(name + ".staging")
 	synced := func(*Op) {
 		in.set(OpClose, in.file, "")
+		in.file = 0
 		in.run(func(*Op) {
 			in.set(OpRename, 0, staging)
 			in.op.Target = in.path(name)
@@ -62,6 +63,7 @@ func (in *installer) writeFile(name string, data []byte, then func(*Op)) {
 // recovery verifies every batch again and rebuilds the indexes.
 func (in *installer) open() {
 	in.set(OpClose, in.directory, "")
+	in.directory = 0
 	in.run(func(*Op) {
 		OpenPartition(in.storage, in.options, in.opened)
 	})
