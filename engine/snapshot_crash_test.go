@@ -22,13 +22,13 @@ func TestSnapshotInstallCrash(t *testing.T) {
 	setup := func() (memBackend, []byte, []byte, []byte, engine.PartitionOptions) {
 		storage := memBackend{enginetest.NewMemStorage(50)}
 		options := engine.PartitionOptions{Directory: sourceDirectory, PartitionID: 1, SegmentBytes: 1 << 20, Logger: quiet}
-		source := snapshotSource(t, storage, options, 50, 40)
+		source := snapshotSourceSized(t, storage, options, 50, 60, 8000)
 		snapshot := exportSnapshot(t, source, memReader{storage.MemStorage})
 		newRecords := pollAll(t, storage, source)
 		closePartition(t, storage, source)
 		targetOptions := options
 		targetOptions.Directory = targetDirectory
-		old := snapshotSource(t, storage, targetOptions, 51, 40)
+		old := snapshotSourceSized(t, storage, targetOptions, 51, 60, 8000)
 		oldRecords := pollAll(t, storage, old)
 		closePartition(t, storage, old)
 		return storage, snapshot, newRecords, oldRecords, targetOptions
@@ -36,7 +36,7 @@ func TestSnapshotInstallCrash(t *testing.T) {
 	outcomes := map[string]int{}
 	stride := 1
 	if testing.Short() {
-		stride = 11 // every op kind still gets crashed at, in a few seconds
+		stride = 5 // coprime to the 7 ops per written file and the 2 per removal
 	}
 	for step := 0; ; step += stride {
 		storage, snapshot, newRecords, oldRecords, options := setup()

@@ -29,13 +29,17 @@ func (r memReader) ReadAt(file engine.File, buffer []byte, position int64) (int,
 // snapshotSource fills a partition with seeded batches (several segments,
 // rising and repeated timestamps, user headers) and two consumer offsets.
 func snapshotSource(t *testing.T, storage backend, options engine.PartitionOptions, seed uint64, batches int) *engine.Partition {
+	return snapshotSourceSized(t, storage, options, seed, batches, 40000)
+}
+
+func snapshotSourceSized(t *testing.T, storage backend, options engine.PartitionOptions, seed uint64, batches, payloadMax int) *engine.Partition {
 	t.Helper()
 	p := mustOpen(t, storage, options)
 	random := newRandom(seed)
 	serial := uint64(0)
 	timestamp := uint64(1_700_000_000_000_000)
 	for range batches {
-		messages := randomMessages(random, &serial, 1+random.IntN(20), 40000)
+		messages := randomMessages(random, &serial, 1+random.IntN(20), payloadMax)
 		if random.IntN(3) == 0 {
 			messages[0].Headers = []byte("header bytes")
 		}
