@@ -221,6 +221,7 @@ func (n *ClusterNet) start(rt *Runtime) {
 			continue
 		}
 		link.owner = peer % len(rt.shards)
+		link.wakeRetry = make([]bool, len(rt.shards))
 		n.dialers.Add(1)
 		go func() {
 			defer n.dialers.Done()

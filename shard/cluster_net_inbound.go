@@ -100,8 +100,7 @@ func (h *netHandler) onOpen(conn *Conn) {
 	ask := h.shard.Buffer(handshakeAskBytes)
 	encodeAsk(ask, h.net.options.Cluster, &in.challenge)
 	if err := conn.Send(ask); err != nil {
-		h.shard.Release(ask)
-		conn.close(err)
+		conn.close(err) // Send released ask: only a full push queue hands it back, and this is the first
 	}
 }
 

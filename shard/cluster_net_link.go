@@ -20,6 +20,7 @@ type netLink struct {
 	attempt     atomic.Uint64 // numbers the dialer's attempts
 	pending     atomic.Uint64 // the attempt handed to the owner, not yet opened or abandoned; 0: none
 	wakePending atomic.Bool   // a flush message to the owner is on its way
+	wakeRetry   []bool        // by shard: a timer retries this shard's wake-up; only that shard touches its entry
 	up          chan struct{} // owner → dialer: the attempt's connection opened
 	down        chan struct{} // owner → dialer: the connection closed
 
@@ -85,9 +86,18 @@ func (l *netLink) wake(s *Shard) {
 		return
 	}
 	l.wakePending.Store(false)
-	if _, err := s.After(clusterWakeRetryDelay, func(time.Time) { l.wake(s) }); err != nil {
-		s.logger.Warn("cluster: cannot retry a link wake-up", "peer", l.peer, "err", err.Error())
+	if l.wakeRetry[s.id] {
+		return // this shard's retry is already armed
 	}
+	_, err := s.After(clusterWakeRetryDelay, func(time.Time) {
+		l.wakeRetry[s.id] = false
+		l.wake(s)
+	})
+	if err != nil {
+		s.logger.Warn("cluster: cannot retry a link wake-up", "peer", l.peer, "err", err.Error())
+		return
+	}
+	l.wakeRetry[s.id] = true
 }
 
 // onWake runs on the owner for a flush message.
