@@ -260,7 +260,9 @@ func (n *ClusterNet) Send(s *Shard, to int, msg []byte) bool {
 }
 
 // Connected reports whether the outbound link to replica to is up
-// (authenticated and adopted by its owner shard); any thread.
+// (authenticated and adopted by its owner shard), so Send to it can
+// succeed; false for this node itself and for ids outside the cluster.
+// Any thread.
 func (n *ClusterNet) Connected(to int) bool {
 	if to < 0 || to >= len(n.links) || n.links[to] == nil {
 		return false
