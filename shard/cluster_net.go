@@ -180,7 +180,9 @@ func validateClusterNet(o *ClusterNetOptions) error {
 
 // Install hooks the transport into a runtime's options, like Data.Install:
 // the peer listener on this node's replica address, the peer handlers,
-// the owner shards' wake-ups, and the dialers' start and stop.
+// the owner shards' wake-ups, and the dialers' start and stop. A
+// ClusterNet serves one runtime once: the dialers start with its first
+// shard and end with its stop; a restarted node builds a new ClusterNet.
 func (n *ClusterNet) Install(o Options) Options {
 	onStart, onMessage, onStop := o.OnStart, o.OnMessage, o.OnStop
 	o.PeerListen = n.options.Listen
