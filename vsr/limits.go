@@ -60,3 +60,7 @@ const (
 // MessageBytesMax is messageBytesMax for transports: a frame larger than
 // it is not a vsr message.
 const MessageBytesMax = messageBytesMax
+
+// HeaderBytes is the size of every message header: a caller that builds a
+// request in place writes its body at this offset (EncodeRequest).
+const HeaderBytes = headerBytes
