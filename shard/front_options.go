@@ -25,6 +25,9 @@ type ServerOptions struct {
 	RootPassword string
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
+	// Cluster, when set (with its transport), replicates every partition's
+	// writes through its vsr group across the cluster's nodes.
+	Cluster *Cluster
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration
