@@ -2,12 +2,11 @@ package shard
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -36,217 +35,148 @@ const (
 	MetaOperation uint8 = 1
 )
 
-// metaProposalsMax bounds the metadata writes a node queues behind the
-// one in flight; beyond it a write is answered 58 (nothing was sent).
-const metaProposalsMax = 1024
-
-// metaResendDefault is how often an unanswered proposal is sent again
-// when the host names no interval.
-const metaResendDefault = 250 * time.Millisecond
-
-// MetaGroupHost is what the metadata plane needs of the host of group 0
-// (shard/cluster_host*.go); it is called on shard 0 only.
-type MetaGroupHost interface {
-	// Propose hands one request of client to the group: a Step at the
-	// local replica when it is the primary, else a send to the primary
-	// it knows. The host copies body. false means nothing was sent (no
-	// primary known, a view change, a full queue): the request cannot
-	// commit from this attempt.
-	Propose(client, request uint64, operation uint8, body []byte) bool
-}
-
-// MetaApplication is the metadata plane as the application of group 0:
-// the host hands it committed entries and state transfers, and serves
-// snapshots from it. Every method runs on shard 0.
+// MetaApplication is the metadata plane as the application of group 0
+// (ClusterApplication): the host hands it committed entries and state
+// transfers and serves snapshots from it; it proposes this node's writes.
+// Every method runs on shard 0.
 type MetaApplication struct {
-	plane  *metaPlane
-	host   MetaGroupHost
-	client uint64
-	// request is the last request number this node's client sent.
-	request uint64
-	// queue holds writes waiting to be proposed. One is in flight at a
-	// time: vsr drops a client's request older than one it committed, so
-	// overlapping requests of one client could lose the older one.
-	queue  []metaProposal
-	flight metaProposal
-	flying bool
-	// entries are committed entries not yet through the store; they run
-	// one at a time, in op order.
-	entries  []metaEntry
-	applying bool
+	plane *metaPlane
+	group *ClusterGroup // set once the group opened
+	// entries are committed entries of the batch being applied, one at
+	// a time and in op order; done ends the batch.
+	entries []vsr.Entry
+	done    func()
 }
 
-type metaProposal struct {
-	c       *call
-	request uint64
-	body    []byte
+var _ ClusterApplication = (*MetaApplication)(nil)
+
+// Recover returns the op the metadata store's state reflects: the store
+// logs each command with its op, so the application record is not used.
+func (a *MetaApplication) Recover(g *ClusterGroup, _ []byte) (uint64, error) {
+	invariant.Assert(g.ID() == MetaGroup, "the metadata application runs group 0")
+	a.group = g
+	return a.appliedOp(), nil
 }
 
-type metaEntry struct {
-	op, client, request uint64
-	operation           uint8
-	body                []byte
-	snapshot            []byte
-	done                func(error)
-}
-
-// MetaClient is the vsr client id of node's metadata proposals in this
-// incarnation: bits 56..63 name the node (node+1), bits 48..55 the shard
-// (0), and the low bits are random, so request numbers can restart at 1
-// after a restart without colliding with the client table's old row.
-func MetaClient(node int) uint64 {
-	invariant.Assert(node >= 0 && node < 255, "a node index fits the client id")
-	var nonce [8]byte
-	_, _ = rand.Read(nonce[:]) // crypto/rand never fails on Linux (getrandom)
-	return uint64(node+1)<<56 | binary.LittleEndian.Uint64(nonce[:])&(1<<48-1) | 1
-}
-
-// AttachCluster switches the metadata plane to cluster mode: from now on
-// writes are proposed through host, and the returned application is what
-// the host of group 0 applies committed entries to. node is this node's
-// replica index; resend is how often an unanswered proposal is sent again
-// (0: metaResendDefault). Call it on shard 0 once the store is open
-// (MetaOpen), before the group's replica is opened with AppliedOp.
-func (s *Server) AttachCluster(host MetaGroupHost, node int, resend time.Duration) *MetaApplication {
-	m := s.fronts[0].meta
-	invariant.Assert(m != nil && m.store != nil, "the cluster attaches to an open metadata plane")
-	invariant.Assert(m.cluster == nil, "the cluster attaches once")
-	if resend <= 0 {
-		resend = metaResendDefault
-	}
-	application := &MetaApplication{plane: m, host: host, client: MetaClient(node)}
-	m.cluster = application
-	_, err := m.front.shard.Every(resend, application.resend)
-	invariant.Assert(err == nil, "the metadata resend timer fits")
-	return application
-}
-
-// AppliedOp is the op the metadata store's state reflects: the replica of
-// group 0 opens with it (vsr.Config.AppliedOp).
-func (a *MetaApplication) AppliedOp() uint64 { return a.plane.store.State().AppliedOp }
+func (a *MetaApplication) appliedOp() uint64 { return a.plane.store.State().AppliedOp }
 
 // Snapshot appends the applied state to dst (vsr.Snapshotter).
 func (a *MetaApplication) Snapshot(dst []byte) []byte { return a.plane.store.ExportSnapshot(dst) }
 
-// Apply runs one committed entry through the store after those handed
-// earlier; done runs once it is applied (durable in the store, the view
-// published) or rejected alike on every node. entry.Body is copied.
-func (a *MetaApplication) Apply(entry vsr.Entry, done func(error)) {
-	a.entries = append(a.entries, metaEntry{op: entry.Op, client: entry.Client, request: entry.Request,
-		operation: entry.Operation, body: append([]byte(nil), entry.Body...), done: done})
+// Apply runs committed entries through the store in order, then calls
+// done. A command every node rejects alike (Prepare fails on the same
+// state) counts as applied.
+func (a *MetaApplication) Apply(g *ClusterGroup, entries []vsr.Entry, done func()) {
+	invariant.Assert(a.done == nil, "one batch at a time")
+	a.entries, a.done = entries, done
 	a.kick()
 }
 
-// Restore installs a state transfer (Ready.Snapshot as of op) after the
-// entries handed earlier; done runs once the state is durable and the
-// data plane follows it.
-func (a *MetaApplication) Restore(snapshot []byte, op uint64, done func(error)) {
-	a.entries = append(a.entries, metaEntry{op: op, snapshot: append([]byte(nil), snapshot...), done: done})
-	a.kick()
-}
-
+// kick starts the next entry; entries that finish at once are handled
+// in the loop rather than by recursion.
 func (a *MetaApplication) kick() {
-	for !a.applying && len(a.entries) > 0 {
-		entry := a.entries[0]
-		a.entries[0] = metaEntry{}
+	for len(a.entries) > 0 {
+		entry := &a.entries[0]
 		a.entries = a.entries[1:]
-		if entry.snapshot != nil {
-			a.applying = true
-			a.restore(entry)
+		c := a.callOf(entry)
+		if entry.Op <= a.appliedOp() {
+			// Applied before a restart and handed again; a request of this
+			// node cannot be among them, but would be answered from the state.
+			if c.origin != nil {
+				a.answerApplied(c, entry)
+			}
 			continue
 		}
-		if entry.op <= a.AppliedOp() {
-			entry.done(nil) // applied before a restart: handed again
-			continue
+		if a.applyEntry(entry, c) {
+			return
 		}
-		a.applying = a.applyEntry(entry)
 	}
+	done := a.done
+	a.entries, a.done = nil, nil
+	done()
 }
 
 // applyEntry starts one entry; false when it finished at once.
-func (a *MetaApplication) applyEntry(entry metaEntry) bool {
+func (a *MetaApplication) applyEntry(entry *vsr.Entry, c *call) bool {
 	m := a.plane
-	c := a.callOf(entry)
-	command, err := metadata.DecodeCommand(entry.body)
-	if err != nil || entry.operation != MetaOperation {
+	command, err := metadata.DecodeCommand(entry.Body)
+	if err != nil || entry.Operation != MetaOperation {
 		// Every node holds the same bytes and refuses them alike.
-		m.front.server.options.Logger.Error("metadata: undecodable committed entry", "op", entry.op)
+		m.front.server.options.Logger.Error("metadata: undecodable committed entry", "op", entry.Op)
 		if c.origin != nil {
 			c.status = wire.StatusError
 			m.reply(c)
 		}
-		entry.done(nil)
 		return false
 	}
 	if c.origin == nil {
 		c.code = codeOfKind(command.Kind)
 	}
-	command.Op = entry.op
+	command.Op = entry.Op
 	c.ranges = m.rangesOf(&command)
 	execution := &metadata.Execution{Command: command}
 	execution.Done = func(e *metadata.Execution) {
 		m.executed(c, e)
-		a.applying = false
-		err := e.Err
-		if err != nil && !engine.IsFatal(err) {
-			err = nil // a rejection every node makes alike
+		if e.Err != nil && engine.IsFatal(e.Err) {
+			return // the runtime stops; the batch never ends
 		}
-		entry.done(err)
 		a.kick()
 	}
 	m.store.Execute(execution)
 	return true
 }
 
-// callOf is this node's call waiting for entry, or a detached call (no
-// origin: nothing to answer) for a command proposed elsewhere.
-func (a *MetaApplication) callOf(entry metaEntry) *call {
-	if a.flying && entry.client == a.client && entry.request == a.flight.request {
-		c := a.flight.c
-		a.flight, a.flying = metaProposal{}, false
-		a.next()
-		return c
+// callOf is this node's call that entry commits, or a detached call (no
+// origin: nothing to answer here) for a command another node proposed.
+func (a *MetaApplication) callOf(entry *vsr.Entry) *call {
+	if request := a.group.Claim(entry); request != nil {
+		return request.Context.(*call)
 	}
 	return &call{}
 }
 
-// propose queues a write built on this node.
+// propose submits a write built on this node to the group. A write the
+// group does not take is answered 58: nothing left this node, so it
+// cannot commit, and the client retries (PROTOCOL.md §11).
 func (a *MetaApplication) propose(c *call, command *metadata.Command) {
-	if len(a.queue) >= metaProposalsMax {
+	if a.group == nil {
 		c.status = wire.StatusTransientNotAccepted
 		a.plane.reply(c)
 		return
 	}
-	a.queue = append(a.queue, metaProposal{c: c, body: metadata.EncodeCommand(command)})
-	a.next()
+	body := metadata.EncodeCommand(command)
+	message := make([]byte, vsr.HeaderBytes+len(body))
+	copy(message[vsr.HeaderBytes:], body)
+	request := &ClusterRequest{Operation: MetaOperation, Message: message, Failed: a.failed, Context: c}
+	if err := a.group.Submit(request); err != nil {
+		c.status = wire.StatusTransientNotAccepted
+		a.plane.reply(c)
+	}
 }
 
-// next sends the oldest queued write when none is in flight. A write the
-// host cannot send is answered 58: nothing left this node, so it cannot
-// commit, and the client retries (PROTOCOL.md §11).
-func (a *MetaApplication) next() {
-	for !a.flying && len(a.queue) > 0 {
-		p := a.queue[0]
-		a.queue[0] = metaProposal{}
-		a.queue = a.queue[1:]
-		p.request = a.request + 1
-		if !a.host.Propose(a.client, p.request, MetaOperation, p.body) {
-			p.c.status = wire.StatusTransientNotAccepted
-			a.plane.reply(p.c)
-			continue
+// answerApplied answers c, whose entry the state already reflects.
+func (a *MetaApplication) answerApplied(c *call, entry *vsr.Entry) {
+	command, err := metadata.DecodeCommand(entry.Body)
+	if err == nil && a.plane.answerFromState(c, &command) {
+		return
+	}
+	c.status = wire.StatusError
+	a.plane.reply(c)
+}
+
+// failed answers a write that will not be claimed here: after a state
+// transfer with what the installed state shows of it, when it shows it;
+// otherwise with an error (the group stopped, or the outcome is unknown).
+func (a *MetaApplication) failed(request *ClusterRequest, err error) {
+	c := request.Context.(*call)
+	if errors.Is(err, ErrClusterOutcomeUnknown) {
+		command, decodeErr := metadata.DecodeCommand(request.Message[vsr.HeaderBytes:])
+		if decodeErr == nil && a.plane.answerFromState(c, &command) {
+			return
 		}
-		a.request = p.request
-		a.flight, a.flying = p, true
 	}
-}
-
-// resend sends the write in flight again: it may be lost, or the primary
-// changed. vsr's client table answers a duplicate of a committed request,
-// and a refusal leaves the write in flight, because it may have committed.
-func (a *MetaApplication) resend(time.Time) {
-	if a.flying {
-		_ = a.host.Propose(a.client, a.flight.request, MetaOperation, a.flight.body) // retried next period
-	}
+	c.status = wire.StatusError
+	a.plane.reply(c)
 }
 
 // codeOfKind names the request a command stems from, for the logs of a
@@ -292,5 +222,40 @@ func hashPasswordSalted(password string, salt []byte) string {
 		argonThreads, encoding.EncodeToString(salt), encoding.EncodeToString(key))
 }
 
-// clusterSecret is the cluster's shared secret in cluster mode, else nil.
-func (m *metaPlane) clusterSecret() []byte { return nil }
+// clusterSecret keys the bootstrap root salt in cluster mode (nil on a
+// single node): the cluster's name and id, which every node shares.
+func (m *metaPlane) clusterSecret() []byte {
+	cluster := m.front.server.options.Cluster
+	if cluster == nil {
+		return nil
+	}
+	return binary.LittleEndian.AppendUint64([]byte(m.front.server.options.ClusterName), cluster.Options().Cluster)
+}
+
+// waits reports whether a call must wait for the plane to open: for the
+// store, and in cluster mode for the metadata group too, because a write
+// run before it would change this node's state alone.
+func (m *metaPlane) waits() bool {
+	return m.store == nil || m.front.server.options.Cluster != nil && m.cluster == nil
+}
+
+// opened follows the store's opening: in cluster mode the metadata group
+// opens on shard 0 first (its replica resumes from the store's applied
+// op), then the plane serves.
+func (m *metaPlane) opened() {
+	cluster := m.front.server.options.Cluster
+	if cluster == nil {
+		m.ready()
+		return
+	}
+	application := &MetaApplication{plane: m}
+	config := GroupConfig{Group: MetaGroup, Application: application, Sync: true}
+	cluster.Local(m.front.shard).Open(config, func(_ *ClusterGroup, err error) {
+		if err != nil {
+			m.front.server.opened <- fmt.Errorf("shard: open the metadata group: %w", err)
+			return
+		}
+		m.cluster = application
+		m.ready()
+	})
+}

@@ -39,18 +39,17 @@ func (m *metaPlane) rangesOf(command *metadata.Command) []topicRange {
 	return ranges
 }
 
-// restore installs a state transfer, then makes the data plane and the
-// group table follow the new state.
-func (a *MetaApplication) restore(entry metaEntry) {
+// Restore installs a state transfer taken at op, then makes the data
+// plane and the group table follow the new state before done runs.
+func (a *MetaApplication) Restore(_ *ClusterGroup, snapshot []byte, op uint64, done func(error)) {
 	m := a.plane
 	before := m.store.State() // install replaces the state; this one stays as it was
-	execution := &metadata.Execution{Snapshot: entry.snapshot, Command: metadata.Command{Op: entry.op}}
+	execution := &metadata.Execution{Snapshot: append([]byte(nil), snapshot...), Command: metadata.Command{Op: op}}
 	execution.Done = func(e *metadata.Execution) {
 		if e.Err != nil {
 			// The transfer was checksummed end to end: a payload that does not
 			// install, or a store that cannot write it, leaves no safe state.
-			m.front.server.fatal(fmt.Errorf("shard: install the metadata state at op %d: %w", entry.op, e.Err))
-			entry.done(e.Err)
+			done(fmt.Errorf("shard: install the metadata state at op %d: %w", op, e.Err))
 			return
 		}
 		after := m.store.State()
@@ -59,14 +58,9 @@ func (a *MetaApplication) restore(entry metaEntry) {
 			topic := after.Topic(key.StreamID, key.TopicID)
 			return topic == nil || topic.Group(key.GroupID) == nil
 		})
-		a.settleFlight()
 		deletes, creates := reconcileRanges(m, before, after)
 		m.topicOps(&call{code: wire.CodeDeleteTopic}, DataDelete, deletes, func() {
-			m.topicOps(&call{code: wire.CodeCreateTopic}, DataCreate, creates, func() {
-				a.applying = false
-				entry.done(nil)
-				a.kick()
-			})
+			m.topicOps(&call{code: wire.CodeCreateTopic}, DataCreate, creates, func() { done(nil) })
 		})
 	}
 	m.store.Execute(execution)
@@ -115,41 +109,6 @@ func topicsOf(stream *metadata.Stream) []*metadata.Topic {
 		}
 	}
 	return topics
-}
-
-// settleFlight answers the write in flight after a state transfer: the
-// installed state may already hold it (its entry is then never handed to
-// this node) or it may still commit. Neither can be told here, so the
-// write is answered with the state's outcome when the state shows it and
-// left in flight otherwise; Replied settles the rest.
-func (a *MetaApplication) settleFlight() {
-	if !a.flying {
-		return
-	}
-	command, err := metadata.DecodeCommand(a.flight.body)
-	if err != nil || !a.plane.answerFromState(a.flight.c, &command) {
-		return
-	}
-	a.flight, a.flying = metaProposal{}, false
-	a.next()
-}
-
-// Replied takes the primary's Reply to this node's request (the host
-// hands over Replies addressed to the metadata client): when the op it
-// committed at is already in the applied state but its entry never came
-// (a state transfer covered it), the write is answered from the state.
-func (a *MetaApplication) Replied(request, op uint64) {
-	if !a.flying || request != a.flight.request || op > a.AppliedOp() {
-		return
-	}
-	c := a.flight.c
-	command, err := metadata.DecodeCommand(a.flight.body)
-	if err != nil || !a.plane.answerFromState(c, &command) {
-		c.status = wire.StatusError
-		a.plane.reply(c)
-	}
-	a.flight, a.flying = metaProposal{}, false
-	a.next()
 }
 
 // answerFromState answers c with what the state shows of its create

@@ -38,12 +38,3 @@ func TestCodeOfKind(t *testing.T) {
 		}
 	}
 }
-
-// TestMetaClient: the client id names the node in its top byte, is never
-// zero, and differs between incarnations.
-func TestMetaClient(t *testing.T) {
-	a, b := MetaClient(2), MetaClient(2)
-	if a>>56 != 3 || a == 0 || a == b || a>>48&0xff != 0 {
-		t.Fatalf("client ids %x %x", a, b)
-	}
-}

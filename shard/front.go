@@ -56,6 +56,9 @@ func StartServer(options ServerOptions) (*Server, error) {
 	runtimeOptions.OnMessage = server.onMessage
 	runtimeOptions.OnStop = server.onStop
 	runtimeOptions = server.data.Install(runtimeOptions)
+	if options.Cluster != nil {
+		runtimeOptions = options.Cluster.Install(runtimeOptions, server.data)
+	}
 	cpus := runtimeOptions.CPUs
 	if len(cpus) == 0 {
 		allowed, err := AllowedCPUs()

@@ -44,7 +44,7 @@ func (m *metaPlane) open() {
 			m.createRoot()
 			return
 		}
-		m.ready()
+		m.opened()
 	})
 	_, err := m.front.shard.Every(time.Second, func(time.Time) {
 		if m.groups.expire() {
@@ -70,7 +70,7 @@ func (m *metaPlane) createRoot() {
 			return
 		}
 		options.Logger.Info("created the root user", "username", options.RootUsername)
-		m.ready()
+		m.opened()
 	}
 	m.store.Execute(execution)
 }
@@ -118,7 +118,7 @@ func (m *metaPlane) close() {
 
 // run executes one metadata call on shard 0.
 func (m *metaPlane) run(c *call) {
-	if m.store == nil {
+	if m.waits() {
 		m.waiting = append(m.waiting, c)
 		return
 	}
