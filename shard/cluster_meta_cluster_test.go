@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -237,5 +238,78 @@ func TestClusterMetadataReplicates(t *testing.T) {
 		waitView(t, n, "node "+itoa(uint32(i))+" deleted the stream", func(v *frontView) bool {
 			return len(streamTopics(v)) == 1
 		})
+	}
+}
+
+// TestClusterMetadataStateTransfer: a node whose data directory was wiped
+// rejoins after more metadata ops than a journal holds committed without
+// it, so it catches up by state transfer: the installed state equals the
+// others' and the data plane follows it (the topic's partitions exist on
+// disk again).
+func TestClusterMetadataStateTransfer(t *testing.T) {
+	memory := newMemoryNet(3)
+	nodes := make([]*metaNode, 3)
+	for i := range nodes {
+		nodes[i] = startMetaNode(t, memory, i, 3, t.TempDir())
+	}
+	defer func() {
+		for _, n := range nodes {
+			if n != nil {
+				n.stop(t)
+			}
+		}
+	}()
+	primary, ok := nodes[0].server.options.Cluster.MetadataPrimary()
+	for !ok {
+		time.Sleep(5 * time.Millisecond) // the first view settles in ticks of real time
+		primary, ok = nodes[0].server.options.Cluster.MetadataPrimary()
+	}
+	lagging := (primary + 1) % 3
+	client := dialMeta(t, nodes[primary])
+	if reply := client.write(wire.OperationCreateStream, &wire.CreateStream{Name: "kept"}); reply.Err() != nil {
+		t.Fatalf("create stream: %v", reply.Err())
+	}
+	nodes[lagging].stop(t)
+	memory.setUp(lagging, false)
+	nodes[lagging] = nil
+	reply := client.write(wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 2,
+		Name: "moved"})
+	if reply.Err() != nil {
+		t.Fatalf("create topic: %v", reply.Err())
+	}
+	for i := range clusterJournalSlotCount + 8 {
+		reply := client.write(wire.OperationCreateStream, &wire.CreateStream{Name: "s" + itoa(uint32(i))})
+		if reply.Err() != nil {
+			t.Fatalf("create stream %d: %v", i, reply.Err())
+		}
+		if i%2 == 1 {
+			client.write(wire.OperationDeleteStream, &wire.StreamTarget{Stream: wire.NamedID("s" + itoa(uint32(i)))})
+		}
+	}
+	want := streamTopics(nodes[primary].server.view.Load())
+	dir := t.TempDir()
+	nodes[lagging] = startMetaNode(t, memory, lagging, 3, dir)
+	waitView(t, nodes[lagging], "the wiped node installs the state", func(v *frontView) bool {
+		return sameStrings(streamTopics(v), want)
+	})
+	// Only an installed transfer writes a snapshot this early (a store
+	// writes one every 1024 records).
+	waitFile(t, dir+"/data/metadata/snapshot")
+	for partition := range 2 {
+		waitFile(t, dir+"/data/streams/0/topics/0/partitions/"+itoa(uint32(partition)))
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not exist", path)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
