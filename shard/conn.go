@@ -25,6 +25,7 @@ const (
 // buffers sent in order, each resent from where a partial send stopped.
 type Conn struct {
 	shard    *Shard
+	handler  Handler // the shard's client Handler, or its peer Handler
 	fd       int
 	slot     uint32
 	gen      uint32
@@ -113,6 +114,17 @@ func (c *Conn) enqueue(buf []byte, reply bool) {
 	}
 }
 
+// consumed frees the in-flight slot of a delivered frame that gets no
+// reply (a one-way protocol, such as a cluster's replica stream).
+func (c *Conn) consumed() {
+	invariant.Assert(c.inflight > c.repliesQueued, "a consumed frame was delivered")
+	c.inflight--
+	if c.paused && !c.resuming && c.state == connOpen {
+		c.resuming = true
+		c.shard.resume = append(c.shard.resume, c)
+	}
+}
+
 // replySent frees the in-flight slot of a request whose reply is out.
 func (c *Conn) replySent() {
 	invariant.Assert(c.repliesQueued > 0, "a sent reply was queued")
@@ -152,7 +164,8 @@ func (c *Conn) onSend(completion Completion) {
 	bump(&c.shard.stats.bytesOut, completion.Result)
 	front := c.sendQueue[c.sendHead]
 	invariant.Assert(c.sendOffset <= len(front.buf), "send never exceeds its buffer")
-	if c.sendOffset < len(front.buf) {
+	finished := c.sendOffset == len(front.buf)
+	if !finished {
 		bump(&c.shard.stats.sendsPartial, 1)
 	} else {
 		c.sendQueue[c.sendHead] = outgoing{}
@@ -171,6 +184,11 @@ func (c *Conn) onSend(completion Completion) {
 		c.startSend()
 	case c.state == connDraining:
 		c.finishDrain()
+	}
+	if finished && !front.reply && c.state == connOpen {
+		if notifier, ok := c.handler.(connSentNotifier); ok {
+			notifier.onSent(c)
+		}
 	}
 }
 
@@ -353,7 +371,7 @@ func (c *Conn) deliver() {
 	c.large = len(frame) >= directRecvBytesMin && c.shard.backend.Direct(frame)
 	c.inflight++
 	bump(&c.shard.stats.framesIn, 1)
-	c.shard.handler.OnFrame(c, frame)
+	c.handler.OnFrame(c, frame)
 }
 
 // consumeHead gathers header bytes until the handler can size the frame,
@@ -491,7 +509,7 @@ func (c *Conn) finishClose() {
 	}
 	c.parked = nil
 	c.shard.freeConn(c)
-	c.shard.handler.OnClose(c, c.closeErr)
+	c.handler.OnClose(c, c.closeErr)
 }
 
 func (c *Conn) token(kind tokenKind) uint64 {

@@ -27,9 +27,18 @@ var ErrRuntimeStopped = errors.New("shard: runtime stopped")
 
 type externalInbox struct {
 	mu      sync.Mutex
-	fds     []int
-	spare   []int       // the slice the shard drained last, reused
-	pending atomic.Bool // fds is not empty; read before sleeping
+	fds     []externalConn
+	spare   []externalConn // the slice the shard drained last, reused
+	pending atomic.Bool    // fds is not empty; read before sleeping
+}
+
+// externalConn is one socket waiting in an external inbox: a client
+// connection (Adopt), or a peer connection (AdoptPeer) with what its
+// handler finds attached.
+type externalConn struct {
+	fd     int
+	peer   bool
+	attach any
 }
 
 // Adopt hands fd, a connected stream socket, to the least-loaded shard,
@@ -37,19 +46,36 @@ type externalInbox struct {
 // success the runtime owns fd (it closes it when the connection ends);
 // on error the caller still does.
 func (rt *Runtime) Adopt(fd int) error {
+	return rt.adoptExternal(rt.leastLoaded(), externalConn{fd: fd})
+}
+
+// AdoptPeer hands fd, a connected stream socket, to shard, which serves
+// it with its peer Handler (Options.NewPeerHandler) and attach attached;
+// any goroutine may call it. Ownership of fd is as with Adopt.
+func (rt *Runtime) AdoptPeer(shard, fd int, attach any) error {
+	if rt.options.NewPeerHandler == nil {
+		return errors.New("shard: AdoptPeer without Options.NewPeerHandler")
+	}
+	if shard < 0 || shard >= len(rt.shards) {
+		return errors.New("shard: AdoptPeer target is not a shard")
+	}
+	return rt.adoptExternal(shard, externalConn{fd: fd, peer: true, attach: attach})
+}
+
+func (rt *Runtime) adoptExternal(shard int, item externalConn) error {
 	select {
 	case <-rt.done:
 		return ErrRuntimeStopped
 	default:
 	}
-	target := rt.shards[rt.leastLoaded()]
+	target := rt.shards[shard]
 	inbox := &target.external
 	inbox.mu.Lock()
 	if len(inbox.fds) >= externalInboxMax {
 		inbox.mu.Unlock()
 		return ErrExternalInboxFull
 	}
-	inbox.fds = append(inbox.fds, fd)
+	inbox.fds = append(inbox.fds, item)
 	target.connCount.Add(1)
 	inbox.pending.Store(true)
 	inbox.mu.Unlock()
@@ -74,8 +100,14 @@ func (sh *Shard) takeExternal() int {
 	inbox.fds = inbox.spare[:0]
 	inbox.pending.Store(false)
 	inbox.mu.Unlock()
-	for _, fd := range fds {
-		sh.adopt(fd) // counted in connCount by Adopt; adopt uncounts a refused one
+	for i, item := range fds {
+		// Counted in connCount by adoptExternal; adopt uncounts a refused one.
+		if item.peer {
+			sh.adoptPeer(item.fd, item.attach)
+		} else {
+			sh.adopt(item.fd)
+		}
+		fds[i] = externalConn{} // drop attach for the GC
 	}
 	inbox.mu.Lock()
 	inbox.spare = fds[:0]

@@ -48,10 +48,10 @@ type connFrameSizer interface {
 
 // frameBytes sizes the frame whose first bytes are head on this connection.
 func (c *Conn) frameBytes(head []byte) (int, error) {
-	if sizer, ok := c.shard.handler.(connFrameSizer); ok {
+	if sizer, ok := c.handler.(connFrameSizer); ok {
 		return sizer.connFrameBytes(c, head)
 	}
-	return c.shard.handler.FrameBytes(head)
+	return c.handler.FrameBytes(head)
 }
 
 // classicDetecting marks a connection whose first bytes are a VSR

@@ -23,6 +23,18 @@ type Handler interface {
 	OnClose(conn *Conn, err error)
 }
 
+// connOpener is a Handler told of each connection it serves when the
+// shard adopts it, before any frame (a peer handshake speaks first).
+type connOpener interface {
+	onOpen(conn *Conn)
+}
+
+// connSentNotifier is a Handler told each time a buffer it queued with
+// Conn.Send (not a reply) is completely sent, so it can queue the next.
+type connSentNotifier interface {
+	onSent(conn *Conn)
+}
+
 // Errors a connection closes with, reported through Handler.OnClose.
 var (
 	// ErrFrameTooLarge: a frame declared more than frameBytesMax bytes.

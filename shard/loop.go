@@ -134,6 +134,10 @@ func (sh *Shard) dispatch(completion *Completion) {
 			conn.onSend(*completion)
 		}
 	case tokenAccept:
+		if slot == peerAcceptSlot {
+			sh.onPeerAccept(*completion)
+			return
+		}
 		sh.onAccept(*completion)
 	case tokenFile:
 		sh.onFileDone(slot, *completion)

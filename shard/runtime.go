@@ -26,6 +26,14 @@ type Options struct {
 	Listen string
 	// NewHandler builds each shard's Handler, on that shard's thread.
 	NewHandler func(sh *Shard) Handler
+	// PeerListen is a second TCP address (a cluster's replica port),
+	// accepted on the last shard; NewPeerHandler's handlers serve its
+	// connections and those handed over with Runtime.AdoptPeer. Empty
+	// means no second listener.
+	PeerListen string
+	// NewPeerHandler builds each shard's Handler for peer connections, on
+	// that shard's thread; nil means the runtime has none.
+	NewPeerHandler func(sh *Shard) Handler
 	// OnStart runs on each shard's thread before its loop (set timers).
 	OnStart func(sh *Shard)
 	// OnMessage receives, on the target shard's thread, what a peer sent
@@ -54,6 +62,8 @@ type Runtime struct {
 	backendName string
 	shards      []*Shard
 	addr        net.Addr
+	peerAddr    net.Addr
+	peerNext    atomic.Uint32 // round robin of accepted peer connections
 
 	stopRequested atomic.Bool
 	forced        atomic.Bool
@@ -87,11 +97,20 @@ func Start(options Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	peerListener := -1
+	if options.PeerListen != "" {
+		if peerListener, rt.peerAddr, err = listenTCP(options.PeerListen); err != nil {
+			closeListener(listener)
+			return nil, err
+		}
+	}
 	rt.makeShards(listener)
+	rt.shards[len(rt.shards)-1].peerListener = peerListener
 	addShardProcs(len(rt.shards))
 	if err := rt.startThreads(newBackend); err != nil {
 		removeShardProcs(len(rt.shards))
 		closeListener(listener)
+		closeListener(peerListener)
 		return nil, err
 	}
 	go func() {
@@ -105,6 +124,9 @@ func Start(options Options) (*Runtime, error) {
 func newRuntime(options Options) (*Runtime, error) {
 	if options.NewHandler == nil && options.Listen != "" {
 		return nil, errors.New("shard: Options.NewHandler is required with a listener")
+	}
+	if options.NewPeerHandler == nil && options.PeerListen != "" {
+		return nil, errors.New("shard: Options.NewPeerHandler is required with a peer listener")
 	}
 	allowed, err := AllowedCPUs()
 	if err != nil {
@@ -135,7 +157,7 @@ func (rt *Runtime) makeShards(listener int) {
 	rt.shards = make([]*Shard, count)
 	for id, cpu := range rt.options.CPUs {
 		rt.shards[id] = &Shard{
-			id: id, cpu: cpu, runtime: rt, logger: rt.logger, listener: -1,
+			id: id, cpu: cpu, runtime: rt, logger: rt.logger, listener: -1, peerListener: -1,
 			timers:      newTimers(),
 			inbox:       make([]*Queue[envelope], count),
 			outbox:      make([]*Queue[envelope], count),
@@ -212,12 +234,18 @@ func (sh *Shard) main(newBackend newBackendFunc, opened chan<- error, begin <-ch
 	if rt.options.NewHandler != nil {
 		sh.handler = rt.options.NewHandler(sh)
 	}
+	if rt.options.NewPeerHandler != nil {
+		sh.peerHandler = rt.options.NewPeerHandler(sh)
+	}
 	if rt.options.OnStart != nil {
 		rt.options.OnStart(sh)
 	}
 	sh.armTrim()
 	if sh.listener >= 0 {
 		sh.armAccept()
+	}
+	if sh.peerListener >= 0 {
+		sh.armPeerAccept()
 	}
 	sh.run()
 	rt.loops.Done()
@@ -235,6 +263,9 @@ func (rt *Runtime) Shards() []*Shard { return rt.shards }
 
 // Addr returns the listener's address, or nil without a listener.
 func (rt *Runtime) Addr() net.Addr { return rt.addr }
+
+// PeerAddr returns the peer listener's address, or nil without one.
+func (rt *Runtime) PeerAddr() net.Addr { return rt.peerAddr }
 
 // BackendName returns the backend every shard runs: "io_uring" or "epoll".
 func (rt *Runtime) BackendName() string { return rt.backendName }

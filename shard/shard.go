@@ -72,6 +72,10 @@ type Shard struct {
 	accepting bool  // the accept op is armed
 	handoff   []int // accepted fds waiting for room in a peer's queue
 
+	peerHandler   Handler // serves peer connections (Options.NewPeerHandler)
+	peerListener  int     // the last shard with a peer listener: its fd, else -1
+	peerAccepting bool    // the peer listener's accept op is armed
+
 	epochSeen uint64 // the runtime epoch this turn acted on
 	stopping  bool
 	drained   bool
@@ -196,8 +200,14 @@ func (sh *Shard) inboxPending() bool {
 	return len(sh.local) > 0 || sh.external.pending.Load()
 }
 
-// adopt makes an accepted fd one of this shard's connections.
-func (sh *Shard) adopt(fd int) {
+// adopt makes an accepted fd one of this shard's client connections.
+func (sh *Shard) adopt(fd int) { sh.adoptWith(fd, sh.handler, nil) }
+
+// adoptWith makes fd one of this shard's connections, served by handler
+// with attach already attached; a handler that implements connOpener
+// learns of it before its first frame.
+func (sh *Shard) adoptWith(fd int, handler Handler, attach any) {
+	invariant.Assert(handler != nil, "an adopted connection has a handler")
 	if sh.stopping || len(sh.connsFree) == 0 && len(sh.conns) >= connectionsPerShardMax {
 		_ = unix.Close(fd) // shutting down or full: refusing is the answer the peer gets
 		sh.connCount.Add(-1)
@@ -206,7 +216,7 @@ func (sh *Shard) adopt(fd int) {
 	// Replies are whole frames: sending each at once beats Nagle's wait.
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // latency only; the connection works without it
 	sh.connGen++
-	conn := &Conn{shard: sh, fd: fd, gen: sh.connGen & tokenGenMask}
+	conn := &Conn{shard: sh, handler: handler, fd: fd, gen: sh.connGen & tokenGenMask, attached: attach}
 	if last := len(sh.connsFree) - 1; last >= 0 {
 		conn.slot = sh.connsFree[last]
 		sh.connsFree = sh.connsFree[:last]
@@ -217,6 +227,9 @@ func (sh *Shard) adopt(fd int) {
 	}
 	bump(&sh.stats.connsAdopted, 1)
 	conn.armRecv()
+	if opener, ok := handler.(connOpener); ok {
+		opener.onOpen(conn)
+	}
 }
 
 func (sh *Shard) freeConn(conn *Conn) {

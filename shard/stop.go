@@ -56,6 +56,7 @@ func (sh *Shard) beginStop() {
 			sh.fail(err)
 		}
 	}
+	sh.stopPeerAccept()
 	for _, entry := range sh.handoff {
 		target, fd := entry>>32, entry&(1<<32-1)
 		_ = unix.Close(fd) // never adopted: closing is the whole goodbye
@@ -70,9 +71,11 @@ func (sh *Shard) beginStop() {
 }
 
 func (sh *Shard) isDrained() bool {
-	if sh.accepting || len(sh.handoff) > 0 {
+	if sh.accepting || sh.peerAccepting || len(sh.handoff) > 0 {
 		return false
 	}
+	closeListener(sh.peerListener) // no op holds it any more
+	sh.peerListener = -1
 	if sh.listener >= 0 {
 		_ = unix.Close(sh.listener) // no op holds it any more; nothing to report to a peer
 		sh.listener = -1

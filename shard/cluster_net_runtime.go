@@ -1,0 +1,92 @@
+package shard
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// The runtime's second listener (Options.PeerListen): a cluster's replica
+// port. The last shard accepts on it (shard 0 already accepts clients) and
+// spreads the accepted sockets over the shards round robin through their
+// external inboxes; each is served by that shard's peer Handler, which is
+// also the Handler of the sockets handed over with Runtime.AdoptPeer.
+
+// peerAcceptSlot is the token slot of the peer listener's accept; the
+// client listener's accept uses slot 0.
+const peerAcceptSlot = 1
+
+func (sh *Shard) armPeerAccept() {
+	invariant.Assert(sh.peerListener >= 0, "peer-accepting shard has a peer listener")
+	invariant.Assert(!sh.peerAccepting, "one peer accept armed")
+	if err := sh.backend.Accept(sh.peerListener, makeToken(tokenAccept, 0, peerAcceptSlot)); err != nil {
+		sh.fail(err)
+		return
+	}
+	sh.peerAccepting = true
+}
+
+// onPeerAccept hands an accepted peer socket to the next shard in turn.
+func (sh *Shard) onPeerAccept(completion Completion) {
+	if !completion.More {
+		sh.peerAccepting = false
+	}
+	if completion.Errno != 0 {
+		if completion.Errno != unix.ECANCELED {
+			sh.logger.Warn("shard: peer accept failed, retrying", "err", completion.Errno.Error(), "after", acceptRetryDelay.String())
+		}
+		if !sh.stopping && !sh.peerAccepting {
+			_, err := sh.After(acceptRetryDelay, func(time.Time) {
+				if !sh.stopping && !sh.peerAccepting && sh.peerListener >= 0 {
+					sh.armPeerAccept()
+				}
+			})
+			if err != nil {
+				sh.fail(err)
+			}
+		}
+		return
+	}
+	fd := completion.Result
+	invariant.Assert(fd >= 0, "accepted peer fd is valid")
+	if !completion.More && !sh.stopping {
+		sh.armPeerAccept()
+	}
+	rt := sh.runtime
+	target := int(rt.peerNext.Add(1)) % len(rt.shards)
+	if target == sh.id {
+		sh.connCount.Add(1)
+		sh.adoptPeer(fd, nil)
+		return
+	}
+	if err := rt.adoptExternal(target, externalConn{fd: fd, peer: true}); err != nil {
+		_ = unix.Close(fd) // the target's inbox is full: the peer dials again
+	}
+}
+
+// stopPeerAccept cancels the peer listener's accept at shutdown; the
+// listener closes once the accept's final completion arrived (isDrained).
+func (sh *Shard) stopPeerAccept() {
+	if !sh.peerAccepting {
+		return
+	}
+	if err := sh.backend.Cancel(sh.peerListener, makeToken(tokenAccept, 0, peerAcceptSlot)); err != nil {
+		sh.fail(err)
+	}
+}
+
+// adoptPeer makes fd one of this shard's peer connections. Sockets reach
+// it in either blocking mode (accepted by io_uring, dialed by Go's net
+// package); each backend gets the mode its own accepted sockets have.
+func (sh *Shard) adoptPeer(fd int, attach any) {
+	invariant.Assert(sh.peerHandler != nil, "a peer connection needs a peer handler")
+	if err := unix.SetNonblock(fd, sh.backend.Name() == BackendEpoll); err != nil {
+		sh.logger.Warn("shard: peer socket mode", "fd", fd, "err", err.Error())
+		_ = unix.Close(fd) // unusable socket: the peer dials again
+		sh.connCount.Add(-1)
+		return
+	}
+	sh.adoptWith(fd, sh.peerHandler, attach)
+}
