@@ -135,12 +135,17 @@ func (n *clusterTestNode) send(t *testing.T, partition uint32, payloads ...strin
 	return 0
 }
 
-// poll returns every payload of partition from offset 0 with its offset.
-func (n *clusterTestNode) poll(t *testing.T, partition uint32) []string {
+// poll returns every payload of partition from offset 0 with its offset,
+// and false while the partition is not there yet.
+func (n *clusterTestNode) poll(t *testing.T, partition uint32) ([]string, bool) {
 	body := &wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
 		Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partition: wire.PartitionOf(partition),
 		Strategy: wire.Strategy{Kind: wire.StrategyOffset}, Count: 100000}
 	r := n.request(t, wire.OperationNonReplicated, wire.CodePollMessages, body)
+	switch r.Header.Status {
+	case wire.StatusStreamIDNotFound, wire.StatusTopicIDNotFound, wire.StatusPartitionNotFound:
+		return nil, false
+	}
 	if r.Err() != nil {
 		t.Fatalf("poll: %v", r.Err())
 	}
@@ -153,14 +158,14 @@ func (n *clusterTestNode) poll(t *testing.T, partition uint32) []string {
 	for message, ok := it.Next(); ok; message, ok = it.Next() {
 		payloads = append(payloads, fmt.Sprintf("%d:%s", message.Offset, message.Payload))
 	}
-	return payloads
+	return payloads, true
 }
 
 // waitPoll polls partition on n until it holds want messages.
 func (n *clusterTestNode) waitPoll(t *testing.T, partition uint32, want int) []string {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		got := n.poll(t, partition)
-		if len(got) >= want || time.Now().After(deadline) {
+		got, found := n.poll(t, partition)
+		if found && len(got) >= want || time.Now().After(deadline) {
 			return got
 		}
 	}
@@ -185,8 +190,9 @@ func TestClusterPartitionReplicates(t *testing.T) {
 	nodes := make([]*clusterTestNode, 3)
 	for i := range nodes {
 		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-		nodes[i].setup(t, partitions)
 	}
+	nodes[1].setup(t, partitions) // through the metadata group: every node creates them
+	checkSame(t, nodes, partitions, 0)
 	for round := range 4 {
 		for p := range uint32(partitions) {
 			for i, n := range nodes {
