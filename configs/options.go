@@ -71,6 +71,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		RootUsername:       root.Username,
 		RootPassword:       root.Password,
 		ClusterName:        c.Cluster.Name,
+		Roster:             c.ClusterConfig(),
 		TokensPerUserMax:   c.PersonalAccessToken.MaxTokensPerUser,
 		ConnectionsMax:     c.TCP.MaxConnections,
 		RebalancingTimeout: c.ConsumerGroup.RebalancingTimeout.Std(),

@@ -3,10 +3,13 @@
 //
 // Usage:
 //
-//	whippet-server [--config server.toml] [--fresh] [--profile cpu|mem|trace]
+//	whippet-server [--config server.toml] [--replica-id N] [--fresh] [--profile cpu|mem|trace]
 //
 // The configuration is the embedded default, then the file named by
 // --config (or WHIPPET_CONFIG_PATH), then WHIPPET_* environment variables.
+// --replica-id sets cluster.replica_id (this node's index into
+// cluster.nodes) over the file and WHIPPET_CLUSTER_REPLICA_ID, so that the
+// nodes of a cluster can share one configuration file.
 // The root user is created on the first start from WHIPPET_ROOT_USERNAME
 // and WHIPPET_ROOT_PASSWORD (default iggy/iggy).
 //
@@ -63,9 +66,15 @@ func run(args []string, environ []string) int {
 	configPath := flags.String("config", "", "configuration file merged over the embedded default")
 	fresh := flags.Bool("fresh", false, "delete system.path before starting (all data is lost)")
 	profileKind := flags.String("profile", "", "write a profile on exit: cpu, mem or trace")
+	replicaID := flags.Int("replica-id", -1, "this node's index into cluster.nodes (overrides cluster.replica_id)")
 	if err := flags.Parse(args); err != nil {
 		return exitConfig
 	}
+	flags.Visit(func(set *flag.Flag) {
+		if set.Name == "replica-id" {
+			environ = configs.WithReplicaID(environ, *replicaID)
+		}
+	})
 	loaded, err := configs.Load(*configPath, environ)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", err)

@@ -82,6 +82,11 @@ func (o *opener) choose() error {
 			l.logger.Warn("ignoring a torn first superblock write")
 		}
 		return nil
+	case chosen < 0 && o.empty[1-newest]:
+		// The first copy ever written outran its journal writes: that
+		// Persist never completed, so the log is as fresh as before it.
+		l.sequence, o.rewrite = o.copies[newest].sequence, true
+		return nil
 	case chosen < 0:
 		return &engine.CorruptError{Path: l.path(superblockName), Position: int64(newest) * copyBytes,
 			Reason: "superblock copies depend on journal writes that were lost"}
@@ -107,7 +112,10 @@ func (o *opener) journalSynced(*engine.Op) {
 	l := o.l
 	l.syncedBytes = l.journalBytes
 	if !o.rewrite {
-		o.syncDirectory(nil)
+		// What a Persist without Sync left in the page cache is what this
+		// open returned: make it durable before anything depends on it.
+		o.set(engine.OpSync, l.superFile, "", 0)
+		o.c.run(o.then(o.syncDirectory))
 		return
 	}
 	l.logger.Warn("superblock copy outran the journal; rolled back to the previous copy", "sequence", l.sequence)
