@@ -130,6 +130,13 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
+	var view shard.ClusterView
+	if options.Roster.Enabled {
+		if view, err = startReplication(&options, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "whippet-server: invalid cluster configuration:", err)
+			return exitConfig
+		}
+	}
 	server, err := shard.StartServer(options)
 	if err != nil {
 		logger.Error("start", "err", err.Error())
@@ -137,6 +144,9 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 			return exitConfig
 		}
 		return exitError
+	}
+	if view != nil {
+		server.SetClusterView(view)
 	}
 	fronts, err := startFronts(config, server, configs.RootCredentials(environ), logger)
 	if err != nil {
