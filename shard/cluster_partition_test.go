@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -236,5 +237,47 @@ func checkSame(t *testing.T, nodes []*clusterTestNode, partitions uint32, want i
 				t.Fatalf("partition %d: node %d holds %v, first node %v", p, i+1, got, first)
 			}
 		}
+	}
+}
+
+// TestClusterPartitionStateTransfer checks that a node too far behind for
+// journal repair catches up by state transfer: a backup stops, the
+// partition takes more ops than a journal holds, and the backup restarts,
+// once on its own data and once on a wiped data directory.
+func TestClusterPartitionStateTransfer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two restarts behind a long log take seconds")
+	}
+	memory := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
+	}
+	nodes[0].setup(t, 1)
+	checkSame(t, nodes, 1, 0)
+	key := PartitionKey{Stream: 0, Topic: 0, Partition: 0}
+	sent := 0
+	for _, wipe := range []bool{false, true} {
+		victim := (memory.primary(partitionGroup(key)) + 1) % 3
+		if victim == memory.primary(0) {
+			victim = (victim + 1) % 3 // keep the metadata group's primary
+		}
+		memory.setUp(victim, false)
+		nodes[victim].stop()
+		if wipe {
+			if err := os.RemoveAll(nodes[victim].dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		others := []*clusterTestNode{nodes[(victim+1)%3], nodes[(victim+2)%3]}
+		for i := range 3 * clusterJournalSlotCount {
+			others[i%2].send(t, 0, fmt.Sprintf("m%d", sent))
+			sent++
+		}
+		nodes[victim] = startClusterServer(t, victim, 3, nodes[victim].dir, memoryTransport(memory, victim))
+		others[0].send(t, 0, fmt.Sprintf("m%d", sent))
+		sent++
+		checkSame(t, nodes, 1, sent)
 	}
 }
