@@ -66,15 +66,15 @@ type ClusterGroup struct {
 	replica *vsr.Replica
 	journal groupJournal
 
-	busy     bool // a Ready is executing: no Step or Tick
+	busy bool // a Ready is executing: no Step or Tick
 	// held is a RequestState waiting for the application's applies to
 	// finish before the snapshot it asks for is taken; nothing is stepped
 	// meanwhile.
 	held       []byte
 	snapshotOp uint64 // the commit point of the last snapshot taken
-	draining bool // idle's loop is running
-	tickOwed bool // a tick came while busy
-	ready    *vsr.Ready
+	draining   bool   // idle's loop is running
+	tickOwed   bool   // a tick came while busy
+	ready      *vsr.Ready
 
 	inbox      [][]byte // oldest at inboxHead
 	inboxHead  int

@@ -109,15 +109,8 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", err)
 		return exitConfig
 	}
-	if fresh {
-		if err := os.RemoveAll(options.DataPath); err != nil {
-			logger.Error("remove the data directory", "path", options.DataPath, "err", err.Error())
-			return exitError
-		}
-	}
-	if err := os.MkdirAll(options.DataPath, 0o755); err != nil {
-		logger.Error("create the data directory", "path", options.DataPath, "err", err.Error())
-		return exitError
+	if code := prepareDataPath(options.DataPath, fresh, logger); code != exitOK {
+		return code
 	}
 	options.ConfigText = configText(*config)
 	options.Fatal = func(reason error) {
@@ -172,6 +165,21 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		return exitError
 	}
 	logger.Info("whippet-server stopped")
+	return exitOK
+}
+
+// prepareDataPath creates the data directory, emptied first when fresh.
+func prepareDataPath(path string, fresh bool, logger *slog.Logger) int {
+	if fresh {
+		if err := os.RemoveAll(path); err != nil {
+			logger.Error("remove the data directory", "path", path, "err", err.Error())
+			return exitError
+		}
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		logger.Error("create the data directory", "path", path, "err", err.Error())
+		return exitError
+	}
 	return exitOK
 }
 
