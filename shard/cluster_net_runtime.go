@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"log/slog"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -13,6 +14,23 @@ import (
 // spreads the accepted sockets over the shards round robin through their
 // external inboxes; each is served by that shard's peer Handler, which is
 // also the Handler of the sockets handed over with Runtime.AdoptPeer.
+
+// peerFrameBytesMax is the largest frame of a peer connection: a vsr
+// Prepare holding the largest client batch under its own header, or a
+// vsr state chunk, with headroom (vsr's messageBytesMax must not exceed
+// it; TestClusterNetLimits checks).
+const peerFrameBytesMax = frameBytesMax + 1<<20
+
+// frameBuffer returns a buffer for a frame of size bytes: the pool's up to
+// frameBytesMax, Go memory above (only peer frames are larger; Release
+// leaves such a buffer to the garbage collector).
+func (sh *Shard) frameBuffer(size int) []byte {
+	if size > frameBytesMax {
+		invariant.Assert(size <= peerFrameBytesMax, "a frame fits the peer frame limit")
+		return make([]byte, size)
+	}
+	return sh.Buffer(size)
+}
 
 // peerAcceptSlot is the token slot of the peer listener's accept; the
 // client listener's accept uses slot 0.
@@ -88,5 +106,28 @@ func (sh *Shard) adoptPeer(fd int, attach any) {
 		sh.connCount.Add(-1)
 		return
 	}
-	sh.adoptWith(fd, sh.peerHandler, attach)
+	setPeerTimeouts(fd, sh.logger)
+	sh.adoptWith(fd, true, attach)
+}
+
+// setPeerTimeouts makes the kernel close a link to a peer host that died
+// without a FIN: keepalive probes find a silent receive-only link dead,
+// and TCP_USER_TIMEOUT a link whose sent bytes stay unacknowledged.
+// Without them such a socket would live for the retransmission timeout
+// (about 15 minutes) or forever.
+func setPeerTimeouts(fd int, logger *slog.Logger) {
+	options := [...]struct{ level, name, value int }{
+		{unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, int(clusterKeepaliveIdle / time.Second)},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, int(clusterKeepaliveInterval / time.Second)},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPCNT, clusterKeepaliveProbes},
+		{unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(clusterUnackedTimeout / time.Millisecond)},
+	}
+	for _, option := range options {
+		if err := unix.SetsockoptInt(fd, option.level, option.name, option.value); err != nil {
+			// A link without it still works; it only dies slower.
+			logger.Warn("shard: peer socket option", "fd", fd, "option", option.name, "err", err.Error())
+			return
+		}
+	}
 }

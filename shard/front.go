@@ -58,6 +58,10 @@ func StartServer(options ServerOptions) (*Server, error) {
 	runtimeOptions.OnMessage = server.onMessage
 	runtimeOptions.OnStop = server.onStop
 	runtimeOptions = server.data.Install(runtimeOptions)
+	if options.Cluster != nil {
+		server.data.cluster = options.Cluster
+		runtimeOptions = options.Cluster.Install(runtimeOptions, server.data)
+	}
 	cpus := runtimeOptions.CPUs
 	if len(cpus) == 0 {
 		allowed, err := AllowedCPUs()

@@ -25,6 +25,10 @@ type ServerOptions struct {
 	RootPassword string
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
+	// Cluster is the group host in cluster mode (nil: a single node); its
+	// transport is set. The metadata plane opens group 0 on it, and every
+	// partition's writes replicate through the partition's group.
+	Cluster *Cluster
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration

@@ -109,15 +109,8 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", err)
 		return exitConfig
 	}
-	if fresh {
-		if err := os.RemoveAll(options.DataPath); err != nil {
-			logger.Error("remove the data directory", "path", options.DataPath, "err", err.Error())
-			return exitError
-		}
-	}
-	if err := os.MkdirAll(options.DataPath, 0o755); err != nil {
-		logger.Error("create the data directory", "path", options.DataPath, "err", err.Error())
-		return exitError
+	if code := prepareDataPath(options.DataPath, fresh, logger); code != exitOK {
+		return code
 	}
 	options.ConfigText = configText(*config)
 	options.Fatal = func(reason error) {
@@ -130,6 +123,13 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
+	var view shard.ClusterView
+	if options.Roster.Enabled {
+		if view, err = startReplication(&options, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "whippet-server: invalid cluster configuration:", err)
+			return exitConfig
+		}
+	}
 	server, err := shard.StartServer(options)
 	if err != nil {
 		logger.Error("start", "err", err.Error())
@@ -137,6 +137,9 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 			return exitConfig
 		}
 		return exitError
+	}
+	if view != nil {
+		server.SetClusterView(view)
 	}
 	fronts, err := startFronts(config, server, configs.RootCredentials(environ), logger)
 	if err != nil {
@@ -162,6 +165,21 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		return exitError
 	}
 	logger.Info("whippet-server stopped")
+	return exitOK
+}
+
+// prepareDataPath creates the data directory, emptied first when fresh.
+func prepareDataPath(path string, fresh bool, logger *slog.Logger) int {
+	if fresh {
+		if err := os.RemoveAll(path); err != nil {
+			logger.Error("remove the data directory", "path", path, "err", err.Error())
+			return exitError
+		}
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		logger.Error("create the data directory", "path", path, "err", err.Error())
+		return exitError
+	}
 	return exitOK
 }
 

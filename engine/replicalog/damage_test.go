@@ -2,16 +2,14 @@ package replicalog
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/engine/enginetest"
 )
 
-const (
-	journalPath    = testDirectory + "/" + journalName
-	superblockPath = testDirectory + "/" + superblockName
-)
+const journalPath = testDirectory + "/" + journalName
 
 // filled opens a log, runs three synced Persists and closes it; it
 // returns the model of what it holds.
@@ -66,7 +64,7 @@ func TestCorruptionInTheMiddle(t *testing.T) {
 	storage := enginetest.NewMemStorage(11)
 	filled(t, storage)
 	raw, _ := storage.File(journalPath)
-	second := int64(fileHeaderBytes + recordHeaderBytes + 500)
+	second := int64(recordsAt + recordHeaderBytes + 500)
 	raw[second+recordHeaderBytes+17] ^= 0x40 // slot 1's message
 	storage.SetFile(journalPath, raw)
 	result := openLog(t, storage, 4)
@@ -88,7 +86,7 @@ func TestJournalShorterThanDurable(t *testing.T) {
 	storage := enginetest.NewMemStorage(12)
 	filled(t, storage)
 	raw, _ := storage.File(journalPath)
-	storage.SetFile(journalPath, raw[:fileHeaderBytes+recordHeaderBytes+100])
+	storage.SetFile(journalPath, raw[:recordsAt+recordHeaderBytes+100])
 	if result := openLog(t, storage, 4); !errors.Is(result.err, engine.ErrCorrupt) {
 		t.Fatalf("truncated journal: %v", result.err)
 	}
@@ -102,15 +100,15 @@ func TestTornSuperblock(t *testing.T) {
 	log, _ := mustOpen(t, storage, 4)
 	persist(t, storage, log, &Persist{HardState: []byte("four, torn"), Sync: true})
 	closeLog(t, storage, log)
-	raw, _ := storage.File(superblockPath)
-	newest := copyBytes
-	if seq := sequenceAt(raw, 0); seq > sequenceAt(raw, copyBytes) {
-		newest = 0
+	raw, _ := storage.File(journalPath)
+	newest := copyAt(1)
+	if sequenceAt(raw, copyAt(0)) > sequenceAt(raw, copyAt(1)) {
+		newest = copyAt(0)
 	}
 	for i := newest + copyHeaderBytes; i < newest+copyHeaderBytes+4; i++ {
 		raw[i] = 0xee // the copy's payload was torn
 	}
-	storage.SetFile(superblockPath, raw)
+	storage.SetFile(journalPath, raw)
 	log, loaded := mustOpen(t, storage, 4)
 	if where := m.differs(loaded); where != "" {
 		t.Fatalf("torn superblock: differs in %s (hard state %q)", where, loaded.HardState)
@@ -126,8 +124,8 @@ func TestTornSuperblock(t *testing.T) {
 	closeLog(t, storage, log)
 }
 
-func sequenceAt(raw []byte, at int) uint64 {
-	c, _, reason := decodeSuperCopy(raw[at:min(len(raw), at+copyBytes)])
+func sequenceAt(raw []byte, at int64) uint64 {
+	c, _, reason := decodeSuperCopy(raw[at:min(int64(len(raw)), at+copyBytes)])
 	if reason != "" {
 		return 0
 	}
@@ -139,22 +137,67 @@ func sequenceAt(raw []byte, at int) uint64 {
 func TestBothSuperblockCopiesDamaged(t *testing.T) {
 	storage := enginetest.NewMemStorage(14)
 	filled(t, storage)
-	raw, _ := storage.File(superblockPath)
-	raw[20] ^= 1
-	raw[copyBytes+20] ^= 1
-	storage.SetFile(superblockPath, raw)
+	raw, _ := storage.File(journalPath)
+	raw[copyAt(0)+20] ^= 1
+	raw[copyAt(1)+20] ^= 1
+	storage.SetFile(journalPath, raw)
 	result := openLog(t, storage, 4)
 	if !errors.Is(result.err, engine.ErrCorrupt) {
 		t.Fatalf("both copies damaged: %v", result.err)
 	}
 }
 
-// TestJournalMissing: a superblock without its journal is refused.
-func TestJournalMissing(t *testing.T) {
+// TestJournalHeaderDamaged: a damaged header in a journal whose
+// superblock copies were written is refused, not recreated.
+func TestJournalHeaderDamaged(t *testing.T) {
 	storage := enginetest.NewMemStorage(15)
 	filled(t, storage)
-	storage.Remove(journalPath)
+	raw, _ := storage.File(journalPath)
+	raw[30] ^= 1
+	storage.SetFile(journalPath, raw)
 	if result := openLog(t, storage, 4); !errors.Is(result.err, engine.ErrCorrupt) {
-		t.Fatalf("missing journal: %v", result.err)
+		t.Fatalf("damaged header: %v", result.err)
+	}
+}
+
+// TestRandomDamageNeverPanics flips seeded bytes anywhere in a journal
+// (head, records, tail): open must either load a state or refuse with an
+// error, never panic or loop, and a loaded log must accept a Persist.
+func TestRandomDamageNeverPanics(t *testing.T) {
+	base := enginetest.NewMemStorage(16)
+	filled(t, base)
+	pristine, _ := base.File(journalPath)
+	random := rand.New(rand.NewPCG(16, 2))
+	rounds := 300
+	if testing.Short() {
+		rounds = 60
+	}
+	loaded, refused := 0, 0
+	for round := range rounds {
+		raw := append([]byte(nil), pristine...)
+		for range 1 + random.IntN(4) {
+			at := random.IntN(len(raw))
+			if random.IntN(3) == 0 {
+				at = recordsAt + random.IntN(len(raw)-recordsAt) // aim at the records
+			}
+			raw[at] ^= byte(1 + random.IntN(255))
+		}
+		if random.IntN(4) == 0 {
+			raw = raw[:recordsAt+random.IntN(len(raw)-recordsAt)]
+		}
+		storage := enginetest.NewMemStorage(uint64(round))
+		storage.SetFile(journalPath, raw)
+		result := openLog(t, storage, 4)
+		if result.err != nil {
+			refused++
+			continue
+		}
+		loaded++
+		persist(t, storage, result.log, &Persist{HardState: []byte("x"), Writes: []Write{{1, 9, []byte("y")}}, Sync: true})
+		closeLog(t, storage, result.log)
+	}
+	t.Logf("loaded %d, refused %d", loaded, refused)
+	if loaded == 0 || refused == 0 {
+		t.Fatalf("damage never reached one of the outcomes: loaded %d, refused %d", loaded, refused)
 	}
 }
