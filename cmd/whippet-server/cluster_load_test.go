@@ -293,6 +293,23 @@ func probeFailover(probe *producer, deadline time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// probeMetadataFailover creates streams through c, one at a time, until
+// one is acknowledged, and returns when that was. A create whose outcome
+// was unknown may have committed: its replay answering "already exists"
+// also proves the metadata group commits again.
+func probeMetadataFailover(c *client.Client, deadline time.Time) (time.Time, bool) {
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Until(deadline))
+		_, err := c.CreateStream(ctx, "failover-probe", nil)
+		cancel()
+		if err == nil || client.StatusOf(err) == wire.StatusStreamNameAlreadyExists {
+			return time.Now(), true
+		}
+		time.Sleep(10 * time.Millisecond) // a refusal came back at once: do not spin
+	}
+	return time.Time{}, false
+}
+
 // survivors lists the replicas of a size-node cluster other than down.
 func survivors(size int, down ...int) []int {
 	var out []int
