@@ -23,6 +23,10 @@ const (
 	// catchUpMax bounds how long a restarted node may take to hold what
 	// the others hold.
 	catchUpMax = 90 * time.Second
+	// redirectMax bounds how long a producer's client takes to reach a
+	// live node: a paused node still accepts connections, so its clients
+	// first wait out a reply timeout.
+	redirectMax = 60 * time.Second
 )
 
 // TestClusterReplicates: three nodes agree on one leader and list each
@@ -173,16 +177,21 @@ func (r *failoverRun) failAndMeasure(t *testing.T, fail func() time.Time) time.D
 		t.Errorf("failover took %v, more than %v", failover, failoverMax)
 	}
 	r.logRosters(t, "after the failover")
-	time.Sleep(1500 * time.Millisecond) // producers redirect and carry on
+	r.c.eventually(redirectMax, "every producer acknowledged after the failure", func() string {
+		for _, lane := range r.producers {
+			if _, ok := lane.outage(failed); !ok {
+				return "lane " + lane.lane + " has not"
+			}
+		}
+		return ""
+	})
+	time.Sleep(500 * time.Millisecond) // the producers carry on at the new leader for a while
 	close(r.stop)
 	r.running.Wait()
 	for _, lane := range r.producers {
-		outage, ok := lane.outage(failed)
-		if !ok {
-			logProducers(t, r.producers)
-			t.Fatalf("lane %s acknowledged nothing after the failure", lane.lane)
-		}
-		t.Logf("lane %s (a client following the leader): no acknowledgement for %v around the failure", lane.lane, outage)
+		outage, _ := lane.outage(failed)
+		t.Logf("lane %s (a client following the leader): longest wait for an acknowledgement after the failure %v",
+			lane.lane, outage)
 	}
 	return failover
 }
