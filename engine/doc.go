@@ -94,7 +94,11 @@
 // partial last block, because O_DIRECT writes whole aligned blocks. After
 // the write (and fdatasync under DurabilityPersisted) the group's first
 // batch gets an index entry, the batches enter the shard's cache, and the
-// appends are acknowledged. A segment whose size reached SegmentBytes is
+// appends are acknowledged. A written buffer at least 1/8 full is handed to
+// the cache whole and the partition takes a fresh one (the next buffer got
+// the partial tail block when the write was issued), so a batch is copied
+// once, into the journal; a sparser buffer's batches are copied into the
+// cache. The cache frees a held buffer through Release on eviction. A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
 //
