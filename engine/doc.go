@@ -130,7 +130,10 @@
 //  5. A buffer handed to Storage is not written by the engine until its
 //     completion: the in-flight write buffer is never appended to (polls
 //     may read it); the pending one is. A disk read trusts only bytes below
-//     the segment size at the moment it was issued.
+//     the segment size at the moment it was issued, and so does a
+//     read-ahead (the bytes after a sequential consumer's last poll, read
+//     while its reply travels), which serves only a poll continuing the
+//     same segment at the walk's offset.
 //  6. A failed fdatasync is fatal (FatalError): never retried, every later
 //     op fails, shard stops the process with its own exit code.
 //  7. Retention and DeleteSegments never remove the active segment, nor a
