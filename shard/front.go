@@ -31,6 +31,8 @@ type Server struct {
 	startedAt time.Time
 	cpu       cpuSampler
 	fatalOnce sync.Once
+	// clusterView is the replication layer's, once installed.
+	clusterView atomic.Pointer[clusterViewBox]
 }
 
 // StartServer starts the runtime with a front on every shard, opens the
@@ -56,6 +58,10 @@ func StartServer(options ServerOptions) (*Server, error) {
 	runtimeOptions.OnMessage = server.onMessage
 	runtimeOptions.OnStop = server.onStop
 	runtimeOptions = server.data.Install(runtimeOptions)
+	if options.Cluster != nil {
+		server.data.cluster = options.Cluster
+		runtimeOptions = options.Cluster.Install(runtimeOptions, server.data)
+	}
 	cpus := runtimeOptions.CPUs
 	if len(cpus) == 0 {
 		allowed, err := AllowedCPUs()

@@ -18,6 +18,9 @@ type metaPlane struct {
 	front  *front
 	store  *metadata.Store
 	groups *groupTable
+	// cluster is set in cluster mode: writes go through the metadata
+	// group (cluster_meta.go) instead of straight to the store.
+	cluster *MetaApplication
 	// waiting holds calls that arrived before the store opened.
 	waiting []*call
 }
@@ -41,7 +44,7 @@ func (m *metaPlane) open() {
 			m.createRoot()
 			return
 		}
-		m.ready()
+		m.opened()
 	})
 	_, err := m.front.shard.Every(time.Second, func(time.Time) {
 		if m.groups.expire() {
@@ -58,7 +61,7 @@ func (m *metaPlane) createRoot() {
 	permissions := make([]byte, all.EncodedSize())
 	all.Encode(permissions)
 	execution := &metadata.Execution{Command: metadata.Command{Kind: metadata.CreateUser,
-		Name: options.RootUsername, Secret: hashPassword(options.RootPassword), Status: uint8(wire.UserActive),
+		Name: options.RootUsername, Secret: rootPasswordHash(options.RootUsername, options.RootPassword, m.clusterSecret()), Status: uint8(wire.UserActive),
 		HasPermissions: true, Permissions: permissions, CreatedAt: 1}}
 	execution.Done = func(e *metadata.Execution) {
 		if e.Err != nil {
@@ -67,7 +70,7 @@ func (m *metaPlane) createRoot() {
 			return
 		}
 		options.Logger.Info("created the root user", "username", options.RootUsername)
-		m.ready()
+		m.opened()
 	}
 	m.store.Execute(execution)
 }
@@ -115,7 +118,7 @@ func (m *metaPlane) close() {
 
 // run executes one metadata call on shard 0.
 func (m *metaPlane) run(c *call) {
-	if m.store == nil {
+	if m.waits() {
 		m.waiting = append(m.waiting, c)
 		return
 	}
@@ -129,6 +132,10 @@ func (m *metaPlane) run(c *call) {
 	command, ok := m.command(c, view)
 	if !ok {
 		m.reply(c)
+		return
+	}
+	if m.cluster != nil {
+		m.cluster.propose(c, &command)
 		return
 	}
 	execution := &metadata.Execution{Command: command}
@@ -154,6 +161,9 @@ func (m *metaPlane) executed(c *call, e *metadata.Execution) {
 
 // reply hands the call back to its origin shard.
 func (m *metaPlane) reply(c *call) {
+	if c.origin == nil {
+		return // a replicated command another node proposed: nobody to answer here
+	}
 	if c.origin == m.front {
 		m.front.complete(c)
 		return

@@ -25,6 +25,10 @@ type ServerOptions struct {
 	RootPassword string
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
+	// Cluster is the group host in cluster mode (nil: a single node); its
+	// transport is set. The metadata plane opens group 0 on it, and every
+	// partition's writes replicate through the partition's group.
+	Cluster *Cluster
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration
@@ -49,6 +53,9 @@ type ServerOptions struct {
 	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
 	// the protocol's cap); a larger one closes the connection.
 	FrameBytesMax int
+	// Roster is this node's cluster configuration, which cluster metadata
+	// reports; the zero value is a single node.
+	Roster ClusterConfig
 	// ConfigText is the effective configuration, shown in snapshots.
 	ConfigText string
 	// Fatal is called once, from any shard, when continuing is unsafe (a
@@ -83,6 +90,9 @@ func (o *ServerOptions) withDefaults() error {
 	}
 	if len(o.RootPassword) < passwordBytesMin || len(o.RootPassword) > passwordBytesMax {
 		return fmt.Errorf("%w: root password must be %d..%d bytes", ErrServerOptions, passwordBytesMin, passwordBytesMax)
+	}
+	if err := o.Roster.validate(); err != nil {
+		return err
 	}
 	if o.ClusterName == "" {
 		o.ClusterName = "whippet-cluster"

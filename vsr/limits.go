@@ -7,8 +7,10 @@ const (
 	headerBytes = 128
 
 	// messageBytesMax bounds one message, header included: a Prepare carries
-	// one client request, a State message one snapshot.
-	messageBytesMax = 1 << 20
+	// one client request, which for a partition is one whole batch as the
+	// front admits it (a 64 MiB frame) plus the application's own small
+	// header; a State message carries one snapshot chunk.
+	messageBytesMax = 64<<20 + 64<<10
 
 	// replicaCountMax bounds a cluster. Acknowledgements are kept in a
 	// uint32 bitset per pipeline entry.
@@ -38,8 +40,10 @@ const (
 	// clientSessionBytes is one encoded client table row: client, request, op.
 	clientSessionBytes = 24
 
-	// stateChunkBytesMax bounds one State chunk: a message's body.
-	stateChunkBytesMax = messageBytesMax - headerBytes
+	// stateChunkBytesMax bounds one State chunk. It is far below
+	// messageBytesMax: a burst of stateChunksPerRequest chunks is held in
+	// one buffer, and small chunks keep a transfer from monopolising a link.
+	stateChunkBytesMax = 1<<20 - headerBytes
 
 	// stateChunkBytesDefault is the chunk a replica serves unless configured.
 	stateChunkBytesDefault = 256 << 10
@@ -52,3 +56,11 @@ const (
 	// application snapshot), which both sides hold in memory.
 	stateBytesMax = 1 << 30
 )
+
+// MessageBytesMax is messageBytesMax for transports: a frame larger than
+// it is not a vsr message.
+const MessageBytesMax = messageBytesMax
+
+// HeaderBytes is the size of every message header: a caller that builds a
+// request in place writes its body at this offset (EncodeRequest).
+const HeaderBytes = headerBytes

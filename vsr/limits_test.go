@@ -35,6 +35,12 @@ func TestLimits(t *testing.T) {
 	if stateChunksPerRequest > messagesPerStepMax/2 {
 		t.Fatal("a burst of State chunks must leave room in a batch for other messages")
 	}
+	if messageBytesMax < headerBytes+16<<20+4096 {
+		t.Fatal("a Prepare must carry the largest batch a client may send (16 MiB and more) with its header")
+	}
+	if stateChunksPerRequest*(headerBytes+stateChunkBytesMax) > 64<<20 {
+		t.Fatal("a burst of State chunks is held in one buffer, which must stay small")
+	}
 	if messagesPerStepMax < repairPreparesMax+replicaCountMax {
 		t.Fatal("one step must be able to answer a repair burst and broadcast")
 	}

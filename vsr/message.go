@@ -174,7 +174,9 @@ func DecodeMessage(message []byte, h *Header) error {
 
 // EncodeRequest builds a client Request into dst (grown if too small) and
 // returns it. Clients and tests use it; client must be nonzero and request
-// numbers start at 1 and grow by one per new request.
+// numbers start at 1 and grow by one per new request. body may be
+// dst[HeaderBytes:HeaderBytes+n] itself: a request built in place is sealed
+// without a copy.
 func EncodeRequest(dst []byte, cluster, group, client, request uint64, operation uint8, body []byte) []byte {
 	size := headerBytes + len(body)
 	if cap(dst) < size {

@@ -245,7 +245,10 @@ func (r *Replica) onCommit(h *Header) {
 	}
 }
 
-func (r *Replica) onCommitTimeout() {
+func (r *Replica) onCommitTimeout() { r.sendCommit() }
+
+// sendCommit tells every backup the commit point and the head.
+func (r *Replica) sendCommit() {
 	invariant.Assert(r.status == StatusNormal, "only a normal primary heartbeats")
 	invariant.Assert(r.IsPrimary(), "only the primary heartbeats")
 	commit := r.header(CommandCommit)

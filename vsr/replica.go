@@ -56,6 +56,12 @@ type Config struct {
 	StateChunkBytes  int // state transfer chunk; 0 takes stateChunkBytesDefault
 	Timeouts         Timeouts
 
+	// EagerCommit makes the primary send Commit to every backup as soon as
+	// its commit point advances, not only every CommitTicks, so backups
+	// apply (and answer their own clients) one message delay after the
+	// primary instead of up to a heartbeat later.
+	EagerCommit bool
+
 	// AppliedOp is, for Open, the op the application's durable state
 	// reflects. It may lag HardState.Commit (the caller crashed between
 	// persisting a batch and applying it); Open then hands the ops between
@@ -339,6 +345,9 @@ func (r *Replica) begin() {
 
 func (r *Replica) finish() {
 	r.advance()
+	if r.cfg.EagerCommit && r.commitMin > r.appliedOp && r.status == StatusNormal && r.IsPrimary() {
+		r.sendCommit()
+	}
 	if r.hardChanged {
 		r.ready.HardState = r.hardState()
 		r.ready.HardStateChanged = true

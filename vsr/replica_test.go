@@ -454,3 +454,31 @@ func TestLoneReplicaDropsTornTail(t *testing.T) {
 		t.Fatalf("err = %v, want ErrUnrecoverable", err)
 	}
 }
+
+// TestEagerCommit checks Config.EagerCommit: once a request commits, the
+// primary tells the backups at once, so they apply it without a single
+// tick; without it they wait for the heartbeat.
+func TestEagerCommit(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		c := newTestCluster(t, 3, 0)
+		for i := range c.replicas {
+			cfg := testConfig(3, i, 0)
+			cfg.EagerCommit = eager
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.replicas[i] = r
+		}
+		c.request(0, 7, 1, "now")
+		if c.replicas[0].CommitMin() != 1 {
+			t.Fatalf("eager=%v: the primary did not commit", eager)
+		}
+		for i := 1; i < 3; i++ {
+			applied := len(c.applied[i]) == 1
+			if applied != eager {
+				t.Fatalf("eager=%v: backup %d applied=%v before any tick", eager, i, applied)
+			}
+		}
+	}
+}

@@ -30,6 +30,7 @@ func encodeRecord(builder *flatbuffers.Builder, index uint64, c *Command) []byte
 	fbs.CommandAddConfig(builder, config)
 	fbs.CommandAddHasName(builder, c.HasName)
 	fbs.CommandAddHasStatus(builder, c.HasStatus)
+	fbs.CommandAddOp(builder, c.Op)
 	command := fbs.CommandEnd(builder)
 	fbs.RecordStart(builder)
 	fbs.RecordAddIndex(builder, index)
@@ -85,6 +86,7 @@ func decodeRecord(raw []byte) (uint64, Command) {
 		Count: c.Count(), Name: string(c.Name()), Secret: string(c.Secret()), Status: c.Status(),
 		HasPermissions: c.HasPermissions(), Permissions: append([]byte(nil), c.PermissionsBytes()...),
 		CreatedAt: c.CreatedAt(), ExpiryAt: c.ExpiryAt(), HasName: c.HasName(), HasStatus: c.HasStatus(),
+		Op: c.Op(),
 	}
 	var config fbs.TopicConfig
 	if c.Config(&config) != nil {

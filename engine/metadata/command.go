@@ -56,6 +56,9 @@ type Command struct {
 	CreatedAt uint64
 	ExpiryAt  uint64
 	Config    TopicConfig
+	// Op is the replication op that committed the command in cluster
+	// mode (0 on a single node); State.AppliedOp follows it.
+	Op uint64
 }
 
 // TopicConfig holds a topic's resolved options.

@@ -34,6 +34,17 @@
 //     whose index the snapshot covers is skipped at replay.
 //  5. State never iterates a map: slices indexed by id keep output order
 //     deterministic.
+//  6. Apply depends on the state and the command alone: whatever is not
+//     deterministic (timestamps, password hashes and their salts, token
+//     hashes) is stamped into the command before it is proposed, so
+//     replicas applying the same commands (EncodeCommand/DecodeCommand
+//     carry them through a replication group) export byte-identical
+//     snapshots (ExportSnapshot).
+//  7. State.AppliedOp is the replication op the state reflects: logged
+//     with each applied command, advanced in memory by a rejected one
+//     (which a restart re-rejects alike), and set by an installed
+//     snapshot, whose install empties the log before it writes the
+//     snapshot.
 package metadata
 
 //go:generate flatc --go -o . metadata.fbs

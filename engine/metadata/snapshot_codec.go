@@ -26,6 +26,7 @@ func encodeSnapshot(builder *flatbuffers.Builder, state *State) []byte {
 	fbs.SnapshotAddIndex(builder, state.Index)
 	fbs.SnapshotAddStreams(builder, streamVector)
 	fbs.SnapshotAddUsers(builder, userVector)
+	fbs.SnapshotAddAppliedOp(builder, state.AppliedOp)
 	builder.Finish(fbs.SnapshotEnd(builder))
 	return builder.FinishedBytes()
 }
@@ -112,7 +113,7 @@ func encodeUser(builder *flatbuffers.Builder, user *User) flatbuffers.UOffsetT {
 // decodeSnapshot rebuilds the state from checksum-verified bytes.
 func decodeSnapshot(raw []byte) *State {
 	snapshot := fbs.GetRootAsSnapshot(raw, 0)
-	state := &State{Index: snapshot.Index()}
+	state := &State{Index: snapshot.Index(), AppliedOp: snapshot.AppliedOp()}
 	var stream fbs.Stream
 	for index := 0; index < snapshot.StreamsLength(); index++ {
 		if snapshot.Streams(&stream, index) {

@@ -38,6 +38,10 @@ type State struct {
 	Users   []*User
 	// Index is the last applied record index.
 	Index uint64
+	// AppliedOp is the replication op of the last applied command that
+	// carried one (cluster mode), or the op an installed snapshot is as
+	// of: the durable mark a replica restarts from.
+	AppliedOp uint64
 }
 
 // Stream is one stream.
@@ -185,7 +189,20 @@ func (s *State) Apply(index uint64, command *Command) Result {
 	apply, ok := applies[command.Kind]
 	invariant.Assert(ok, "applied command kind is known")
 	s.Index = index
+	if command.Op != 0 {
+		invariant.Assert(command.Op > s.AppliedOp, "replicated commands apply in op order")
+		s.AppliedOp = command.Op
+	}
 	return apply(s, command)
+}
+
+// Rejected records that a replicated command failed Prepare: every
+// replica rejects it alike, so the op counts as applied. The mark is not
+// logged; after a restart the op is handed again and rejected again.
+func (s *State) Rejected(command *Command) {
+	if command.Op > s.AppliedOp {
+		s.AppliedOp = command.Op
+	}
 }
 
 func lowestFree[T any](slots []*T) int {

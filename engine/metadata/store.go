@@ -33,7 +33,11 @@ type Execution struct {
 	// command was not logged), or a *engine.FatalError.
 	Result Result
 	Err    error
-	next   *Execution
+	// Snapshot, when not nil, makes the execution install a state that
+	// ExportSnapshot wrote (state transfer) instead of running Command;
+	// Command.Op is then the replication op that state is as of.
+	Snapshot []byte
+	next     *Execution
 }
 
 // Store persists the State: every command is appended to the metadata
@@ -111,7 +115,12 @@ func (s *Store) kick() {
 			e.Done(e)
 			continue
 		}
+		if e.Snapshot != nil {
+			s.install(e)
+			continue
+		}
 		if err := s.state.Prepare(&e.Command); err != nil {
+			s.state.Rejected(&e.Command)
 			e.Err = err
 			e.Done(e)
 			continue

@@ -30,6 +30,8 @@ const (
 	stageSyncLog
 	stageAppendWrite
 	stageAppendSync
+	stageInstallTruncateLog
+	stageInstallSyncLog
 	stageSnapshotOpen
 	stageSnapshotTruncate
 	stageSnapshotWrite
@@ -88,7 +90,7 @@ func (s *Store) callback(op *engine.Op) {
 		s.storage.Submit(&s.op)
 	case s.stage == stageAppendSync:
 		s.appendDone()
-	case s.stage >= stageSnapshotOpen:
+	case s.stage >= stageInstallTruncateLog:
 		s.snapshotStep(op)
 	default:
 		if err := s.openStepDone(op); err != nil {
@@ -161,20 +163,29 @@ func (s *Store) openStepDone(op *engine.Op) error {
 // loadSnapshot verifies and decodes the snapshot: written whole and
 // renamed into place, a bad one is damage, never a torn write.
 func (s *Store) loadSnapshot(raw []byte) error {
-	path := s.path(snapshotName)
-	if binary.LittleEndian.Uint32(raw) != snapshotMagic {
-		return &engine.CorruptError{Path: path, Reason: "bad snapshot magic"}
-	}
-	length := binary.LittleEndian.Uint64(raw[4:])
-	if length != uint64(len(raw)-snapshotHeaderBytes) {
-		return &engine.CorruptError{Path: path, Reason: "snapshot length mismatch"}
-	}
-	payload := raw[snapshotHeaderBytes:]
-	if xxh3.Hash(payload) != binary.LittleEndian.Uint64(raw[12:]) {
-		return &engine.CorruptError{Path: path, Reason: "snapshot checksum mismatch"}
+	payload, reason := snapshotPayload(raw)
+	if reason != "" {
+		return &engine.CorruptError{Path: s.path(snapshotName), Reason: reason}
 	}
 	s.state = decodeSnapshot(payload)
 	return nil
+}
+
+// snapshotPayload checks a framed snapshot and returns its payload, or why
+// it is bad.
+func snapshotPayload(raw []byte) ([]byte, string) {
+	if len(raw) < snapshotHeaderBytes || binary.LittleEndian.Uint32(raw) != snapshotMagic {
+		return nil, "bad snapshot magic"
+	}
+	length := binary.LittleEndian.Uint64(raw[4:])
+	if length != uint64(len(raw)-snapshotHeaderBytes) {
+		return nil, "snapshot length mismatch"
+	}
+	payload := raw[snapshotHeaderBytes:]
+	if xxh3.Hash(payload) != binary.LittleEndian.Uint64(raw[12:]) {
+		return nil, "snapshot checksum mismatch"
+	}
+	return payload, ""
 }
 
 // replay applies the log's records after the snapshot. A bad record at the

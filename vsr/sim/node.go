@@ -50,6 +50,7 @@ func (c *Cluster) replicaConfig(nodeIndex, group int) vsr.Config {
 		Snapshotter:      &h.app,
 		StateChunkBytes:  c.opts.StateChunkBytes,
 		Timeouts:         c.opts.Timeouts,
+		EagerCommit:      c.opts.EagerCommit,
 	}
 }
 

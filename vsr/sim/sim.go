@@ -24,6 +24,7 @@ type Options struct {
 	ClientRetryTicks  uint64
 	ThinkTicksMax     int // a client waits up to this long between requests
 	Timeouts          vsr.Timeouts
+	EagerCommit       bool
 	Network           NetworkOptions
 
 	// FaultTicks is how long faults are injected; then they heal and the
@@ -87,6 +88,8 @@ func OptionsFromSeed(seed uint64) Options {
 	if opts.JournalSlots < 2*opts.PipelineLen {
 		opts.JournalSlots = 2 * opts.PipelineLen
 	}
+	// A stream of its own, so that adding the draw moved no other.
+	opts.EagerCommit = rand.New(rand.NewPCG(seed, 0xea9e)).IntN(2) == 1
 	return opts
 }
 

@@ -240,8 +240,20 @@ func (rcv *Command) MutateHasStatus(n bool) bool {
 	return rcv._tab.MutateBoolSlot(34, n)
 }
 
+func (rcv *Command) Op() uint64 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(36))
+	if o != 0 {
+		return rcv._tab.GetUint64(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *Command) MutateOp(n uint64) bool {
+	return rcv._tab.MutateUint64Slot(36, n)
+}
+
 func CommandStart(builder *flatbuffers.Builder) {
-	builder.StartObject(16)
+	builder.StartObject(17)
 }
 func CommandAddKind(builder *flatbuffers.Builder, kind Kind) {
 	builder.PrependByteSlot(0, byte(kind), 0)
@@ -293,6 +305,9 @@ func CommandAddHasName(builder *flatbuffers.Builder, hasName bool) {
 }
 func CommandAddHasStatus(builder *flatbuffers.Builder, hasStatus bool) {
 	builder.PrependBoolSlot(15, hasStatus, false)
+}
+func CommandAddOp(builder *flatbuffers.Builder, op uint64) {
+	builder.PrependUint64Slot(16, op, 0)
 }
 func CommandEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -85,8 +85,20 @@ func (rcv *Snapshot) UsersLength() int {
 	return 0
 }
 
+func (rcv *Snapshot) AppliedOp() uint64 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(10))
+	if o != 0 {
+		return rcv._tab.GetUint64(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *Snapshot) MutateAppliedOp(n uint64) bool {
+	return rcv._tab.MutateUint64Slot(10, n)
+}
+
 func SnapshotStart(builder *flatbuffers.Builder) {
-	builder.StartObject(3)
+	builder.StartObject(4)
 }
 func SnapshotAddIndex(builder *flatbuffers.Builder, index uint64) {
 	builder.PrependUint64Slot(0, index, 0)
@@ -102,6 +114,9 @@ func SnapshotAddUsers(builder *flatbuffers.Builder, users flatbuffers.UOffsetT) 
 }
 func SnapshotStartUsersVector(builder *flatbuffers.Builder, numElems int) flatbuffers.UOffsetT {
 	return builder.StartVector(4, numElems, 4)
+}
+func SnapshotAddAppliedOp(builder *flatbuffers.Builder, appliedOp uint64) {
+	builder.PrependUint64Slot(3, appliedOp, 0)
 }
 func SnapshotEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()
