@@ -281,3 +281,43 @@ func TestClusterPartitionStateTransfer(t *testing.T) {
 		checkSame(t, nodes, 1, sent)
 	}
 }
+
+// netTransport returns link makers that join the nodes with ClusterNet on
+// loopback addresses.
+func netTransport(t *testing.T, addresses []string, node int) func(*Cluster) ClusterTransport {
+	return func(c *Cluster) ClusterTransport {
+		transport, err := NewClusterNet(ClusterNetOptions{Cluster: c.Options().Cluster, Replica: node,
+			ReplicaAddresses: addresses, Secret: []byte("cluster-partition-test-secret-0123456789"),
+			Deliver: c.Deliver, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return transport
+	}
+}
+
+// TestClusterPartitionOverClusterNet runs the replication of
+// TestClusterPartitionReplicates over the real replica transport, with
+// many sends in flight from every node at once.
+func TestClusterPartitionOverClusterNet(t *testing.T) {
+	addresses := freeAddresses(t, 3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), netTransport(t, addresses, i))
+	}
+	nodes[0].setup(t, 2)
+	checkSame(t, nodes, 2, 0)
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	for round := range rounds {
+		for p := range uint32(2) {
+			for i, n := range nodes {
+				n.send(t, p, fmt.Sprintf("p%d-r%d-n%d", p, round, i))
+			}
+		}
+	}
+	checkSame(t, nodes, 2, 3*rounds)
+}
