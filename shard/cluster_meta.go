@@ -232,6 +232,14 @@ func (m *metaPlane) clusterSecret() []byte {
 	return binary.LittleEndian.AppendUint64([]byte(m.front.server.options.ClusterName), cluster.Options().Cluster)
 }
 
+// purgesHere reports whether this node runs the data-plane purge that
+// follows a purge command. In cluster mode only the node that proposed it
+// does: a clustered partition's purge is an op of the partition's own
+// group, which must enter that log once, ordered among the appends; purges
+// run on every node at their metadata apply would each cut a different
+// prefix on replicas that lag.
+func (m *metaPlane) purgesHere(c *call) bool { return m.cluster == nil || c.origin != nil }
+
 // waits reports whether a call must wait for the plane to open: for the
 // store, and in cluster mode for the metadata group too, because a write
 // run before it would change this node's state alone.
