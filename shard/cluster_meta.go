@@ -223,13 +223,17 @@ func hashPasswordSalted(password string, salt []byte) string {
 }
 
 // clusterSecret keys the bootstrap root salt in cluster mode (nil on a
-// single node): the cluster's name and id, which every node shares.
+// single node): the replicas' shared secret, or else the cluster's name
+// and id, which every node also shares.
 func (m *metaPlane) clusterSecret() []byte {
-	cluster := m.front.server.options.Cluster
-	if cluster == nil {
+	options := &m.front.server.options
+	switch {
+	case options.Cluster == nil:
 		return nil
+	case len(options.ClusterSecret) > 0:
+		return options.ClusterSecret
 	}
-	return binary.LittleEndian.AppendUint64([]byte(m.front.server.options.ClusterName), cluster.Options().Cluster)
+	return binary.LittleEndian.AppendUint64([]byte(options.ClusterName), options.Cluster.Options().Cluster)
 }
 
 // purgesHere reports whether this node runs the data-plane purge that

@@ -41,7 +41,8 @@ func startMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*
 		t.Fatal(err)
 	}
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: BackendAuto,
-		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger()})
+		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger(),
+		ClusterSecret: []byte("a shared secret of at least thirty-two bytes")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +210,12 @@ func TestClusterMetadataReplicates(t *testing.T) {
 		})
 	}
 	t.Logf("replicated: %v", want)
+	root := nodes[0].server.view.Load().user(0).PasswordHash
+	for i, n := range nodes {
+		if hash := n.server.view.Load().user(0).PasswordHash; hash != root || !checkPassword("iggy", hash) {
+			t.Fatalf("node %d's bootstrap root hash %q differs from node 0's %q", i, hash, root)
+		}
+	}
 
 	primary, ok := nodes[0].server.options.Cluster.MetadataPrimary()
 	if !ok {
