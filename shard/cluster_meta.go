@@ -144,7 +144,12 @@ func (a *MetaApplication) propose(c *call, command *metadata.Command) {
 		a.plane.reply(c)
 		return
 	}
-	body := metadata.EncodeCommand(command)
+	body, err := metadata.EncodeCommand(command)
+	if err != nil {
+		c.result = metaStatus(c.code, err)
+		a.plane.reply(c)
+		return
+	}
 	message := make([]byte, vsr.HeaderBytes+len(body))
 	copy(message[vsr.HeaderBytes:], body)
 	request := &ClusterRequest{Operation: MetaOperation, Message: message, Failed: a.failed, Context: c}
