@@ -19,6 +19,9 @@ type memoryNet struct {
 	mu     sync.Mutex
 	queues [][]memoryPacket
 	up     []bool
+	// primaries: the node that last sent a Commit (only a primary does) of
+	// each group, in the highest view seen.
+	primaries map[uint64][2]uint32
 }
 
 type memoryPacket struct {
@@ -34,7 +37,8 @@ type memoryLink struct {
 }
 
 func newMemoryNet(nodes int) *memoryNet {
-	return &memoryNet{queues: make([][]memoryPacket, nodes), up: make([]bool, nodes)}
+	return &memoryNet{queues: make([][]memoryPacket, nodes), up: make([]bool, nodes),
+		primaries: make(map[uint64][2]uint32)}
 }
 
 func (l *memoryLink) Send(_ *Shard, to int, message []byte) bool {
@@ -45,7 +49,20 @@ func (l *memoryLink) Send(_ *Shard, to int, message []byte) bool {
 		return false
 	}
 	n.queues[to] = append(n.queues[to], memoryPacket{from: l.node, message: slices.Clone(message)})
+	var h vsr.Header
+	if vsr.DecodeMessage(message, &h) == nil && h.Command == vsr.CommandCommit {
+		if seen, ok := n.primaries[h.Group]; !ok || h.View >= seen[1] {
+			n.primaries[h.Group] = [2]uint32{uint32(l.node), h.View}
+		}
+	}
 	return true
+}
+
+// primary returns the node that heartbeats group in the highest view.
+func (n *memoryNet) primary(group uint64) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return int(n.primaries[group][0])
 }
 
 func (l *memoryLink) Install(options Options) Options {

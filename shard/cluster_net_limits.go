@@ -50,6 +50,18 @@ const (
 	clusterDialBackoffMin = 10 * time.Millisecond
 	clusterDialBackoffMax = 500 * time.Millisecond
 
+	// clusterKeepaliveIdle, clusterKeepaliveInterval and
+	// clusterKeepaliveProbes find a link to a dead host that carries
+	// nothing this way (an inbound link) within about 10 s; vsr's
+	// heartbeats keep live links busy, so the probes cost nothing there.
+	clusterKeepaliveIdle     = 5 * time.Second
+	clusterKeepaliveInterval = time.Second
+	clusterKeepaliveProbes   = 5
+
+	// clusterUnackedTimeout closes a link whose sent bytes the peer has
+	// not acknowledged for this long (TCP_USER_TIMEOUT): its host is gone.
+	clusterUnackedTimeout = 10 * time.Second
+
 	// clusterWakeRetryDelay is how long a Send waits before it retries
 	// waking the link's owner shard when the cross-shard queue was full.
 	clusterWakeRetryDelay = time.Millisecond

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"log/slog"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -88,5 +89,28 @@ func (sh *Shard) adoptPeer(fd int, attach any) {
 		sh.connCount.Add(-1)
 		return
 	}
+	setPeerTimeouts(fd, sh.logger)
 	sh.adoptWith(fd, sh.peerHandler, attach)
+}
+
+// setPeerTimeouts makes the kernel close a link to a peer host that died
+// without a FIN: keepalive probes find a silent receive-only link dead,
+// and TCP_USER_TIMEOUT a link whose sent bytes stay unacknowledged.
+// Without them such a socket would live for the retransmission timeout
+// (about 15 minutes) or forever.
+func setPeerTimeouts(fd int, logger *slog.Logger) {
+	options := [...]struct{ level, name, value int }{
+		{unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, int(clusterKeepaliveIdle / time.Second)},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, int(clusterKeepaliveInterval / time.Second)},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPCNT, clusterKeepaliveProbes},
+		{unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(clusterUnackedTimeout / time.Millisecond)},
+	}
+	for _, option := range options {
+		if err := unix.SetsockoptInt(fd, option.level, option.name, option.value); err != nil {
+			// A link without it still works; it only dies slower.
+			logger.Warn("shard: peer socket option", "fd", fd, "option", option.name, "err", err.Error())
+			return
+		}
+	}
 }

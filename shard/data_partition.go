@@ -15,6 +15,9 @@ type dataPartition struct {
 	part   *engine.Partition
 	state  dataPartitionState
 	err    error // why it failed to open
+	// cluster replicates the partition's writes through its group, in
+	// cluster mode.
+	cluster *clusterPartition
 
 	parked    []*DataOp // ops waiting, oldest at parkHead
 	parkHead  int
@@ -72,6 +75,10 @@ func (ds *DataShard) run(op *DataOp) {
 // full journal, a purge, a sync already running) and op must wait. After a
 // nil start op belongs to the engine (Done may even have run).
 func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
+	if p.cluster != nil && (op.kind == DataAppend || op.kind == DataStoreOffset || op.kind == DataDeleteOffset) {
+		p.cluster.submit(op)
+		return false
+	}
 	var err error
 	switch op.kind {
 	case DataAppend:
@@ -254,11 +261,16 @@ func (ds *DataShard) open(key PartitionKey, config PartitionConfig, share *dataF
 	p.purgeOp.Done = func(*engine.MaintenanceOp) { ds.purgeDone(p) }
 	ds.partitions[key] = p
 	ds.data.opening.Add(1)
+	durability := config.Durability
+	if ds.data.cluster != nil {
+		// The group's journal carries durability; the engine writes behind.
+		durability = engine.DurabilityWritten
+	}
 	options := engine.PartitionOptions{
 		Directory:         PartitionDirectory(ds.data.options.Directory, key),
 		PartitionID:       key.Partition,
 		SegmentBytes:      config.SegmentBytes,
-		Durability:        config.Durability,
+		Durability:        durability,
 		JournalBytes:      ds.data.options.JournalBytes,
 		DedupCount:        config.DedupCount,
 		DedupWindowMicros: config.DedupWindowMicros,
@@ -272,8 +284,24 @@ func (ds *DataShard) open(key PartitionKey, config PartitionConfig, share *dataF
 	})
 }
 
-// opened finishes an open: serve, or refuse with the recovery error.
+// opened finishes an open: serve (in cluster mode once the partition's
+// group is open too), or refuse with the recovery error.
 func (ds *DataShard) opened(p *dataPartition, part *engine.Partition, err error) {
+	if err == nil && ds.data.cluster != nil {
+		p.part = part
+		ds.openCluster(p, func(err error) {
+			if err != nil {
+				ds.data.logger.Error("shard: partition group refused to open", "partition", p.key.String(), "err", err.Error())
+				part.Close(func(error) {})
+			}
+			ds.openedAll(p, part, err)
+		})
+		return
+	}
+	ds.openedAll(p, part, err)
+}
+
+func (ds *DataShard) openedAll(p *dataPartition, part *engine.Partition, err error) {
 	invariant.Assert(p.state == partitionOpening, "an open completes once")
 	ds.data.opening.Add(-1)
 	if err != nil {
@@ -353,6 +381,9 @@ func (ds *DataShard) tick(time.Time) {
 	for _, p := range ds.partitions {
 		if p.state == partitionOpen {
 			p.part.Tick()
+			if p.cluster != nil {
+				p.cluster.tick()
+			}
 			ds.schedule(p)
 			if len(p.purges) > 0 && !p.purging {
 				ds.startPurge(p)

@@ -18,6 +18,8 @@ type Data struct {
 	logger  *slog.Logger
 	shards  []*DataShard // by shard ID, set in OnStart
 	opening atomic.Int64 // partitions still recovering, all shards
+	// cluster, when set, replicates the partitions' writes (ClusterInstall).
+	cluster *Cluster
 	fatal   atomic.Pointer[error]
 }
 
@@ -41,6 +43,8 @@ type DataShard struct {
 	parkedSpare  []*dataPartition // the other half of parked's double buffer
 	stopping     bool
 	heldTotal    uint64 // messages ever held for a full queue (tests, metrics)
+
+	clusterFailedFn func(req *ClusterRequest, err error)
 }
 
 // dataOpState is the data plane's part of a DataOp.
@@ -56,6 +60,8 @@ type dataOpState struct {
 	maintenanceOp engine.MaintenanceOp
 	syncDone      func(error)
 	fanPending    int // topic ops: shares not yet done (origin only)
+	// clusterRequest proposes a write to a clustered partition's group.
+	clusterRequest ClusterRequest
 }
 
 // NewData validates options and returns a data plane to install in a
@@ -152,6 +158,7 @@ func (d *Data) OnStart(sh *Shard) {
 		ds.cache = engine.NewCache(d.options.CacheBytes)
 	}
 	ds.retryFn = func(time.Time) { ds.retry() }
+	ds.clusterFailedFn = ds.clusterFailed
 	d.shards[sh.ID()] = ds
 	for _, spec := range d.options.Partitions {
 		if OwnerOf(spec.Key, count) == sh.ID() {

@@ -57,6 +57,7 @@ func StartServer(options ServerOptions) (*Server, error) {
 	runtimeOptions.OnStop = server.onStop
 	runtimeOptions = server.data.Install(runtimeOptions)
 	if options.Cluster != nil {
+		server.data.cluster = options.Cluster
 		runtimeOptions = options.Cluster.Install(runtimeOptions, server.data)
 	}
 	cpus := runtimeOptions.CPUs

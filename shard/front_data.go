@@ -163,7 +163,8 @@ func dataStatus(err error, notFound wire.Status) wire.Status {
 		return wire.StatusConsumerOffsetNotFound
 	case errors.Is(err, engine.ErrInvalidBatch):
 		return wire.StatusInvalidCommand
-	case errors.Is(err, ErrDataBusy), errors.Is(err, engine.ErrBusy), errors.Is(err, engine.ErrJournalFull):
+	case errors.Is(err, ErrDataBusy), errors.Is(err, engine.ErrBusy), errors.Is(err, engine.ErrJournalFull),
+		errors.Is(err, ErrClusterNotAccepted):
 		return wire.StatusTransientNotAccepted
 	case errors.Is(err, syscall.ENOSPC):
 		// A full disk is the operator's to fix, not the client's to retry

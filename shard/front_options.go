@@ -26,7 +26,8 @@ type ServerOptions struct {
 	// ClusterName is reported by GetClusterMetadata.
 	ClusterName string
 	// Cluster is the group host in cluster mode (nil: a single node); its
-	// transport is set. The metadata plane opens group 0 on it.
+	// transport is set. The metadata plane opens group 0 on it, and every
+	// partition's writes replicate through the partition's group.
 	Cluster *Cluster
 	// ClusterSecret is the replicas' shared secret (cluster.auth); in
 	// cluster mode it keys the bootstrap root user's salt, which must be

@@ -1,0 +1,426 @@
+package shard
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/vsr"
+	"github.com/whippetio/whippet/wire"
+)
+
+// A clustered partition's writes go through its replication group (id
+// clusterPartitionGroupBit | namespace, hosted on the partition's owner
+// shard): an append, a stored or deleted consumer offset becomes a request,
+// and every node applies the committed log to its own copy of the partition
+// in the same order, so offsets are identical everywhere. Reads (polls,
+// stored offsets, stats) are served from the local copy on every node.
+//
+// The local engine writes without fdatasync (written); the group's journal
+// is what a quorum makes durable (synced for persisted topics). The
+// application record is the applied mark (op, offset next) of a state the
+// engine has fdatasynced, so a restart re-applies from there and skips the
+// entries whose batches the engine already holds (offset arithmetic).
+
+// Partition group operations (vsr.Entry.Operation).
+const (
+	partitionOpAppend       uint8 = 1 // body: u64 timestamp µs, batch record
+	partitionOpStoreOffset  uint8 = 2 // body: u8 consumer kind, u32 id, u64 offset
+	partitionOpDeleteOffset uint8 = 3 // body: u8 consumer kind, u32 id
+)
+
+const (
+	partitionAppendHeaderBytes = 8
+	partitionOffsetBodyBytes   = 13
+	partitionRecordBytes       = 16
+	// partitionMarkOpsMin: the applied mark moves (an engine fdatasync)
+	// once this many ops applied since the last one, or at a tick.
+	partitionMarkOpsMin = clusterPipelineLen
+)
+
+// clusterPartition is one partition's ClusterApplication.
+type clusterPartition struct {
+	ds    *DataShard
+	p     *dataPartition
+	group *ClusterGroup
+
+	// The Apply under way: entries[index] is next; claimed is the request
+	// Claim returned for it (kept while the engine is busy).
+	entries  []vsr.Entry
+	index    int
+	claimed  *ClusterRequest
+	done     func()
+	waiting  bool // the engine was busy: resume at a completion or tick
+	resuming bool
+
+	appendsInflight int
+	appendFree      []*clusterAppend
+	offsetOp        engine.OffsetOp
+	offsetBusy      bool
+	offsetClaimed   *DataOp
+
+	appliedOp uint64
+	// offsetNext is the engine's next offset as the log has it: after a
+	// restart the engine may hold more (skipUntil), whose entries are
+	// skipped.
+	offsetNext uint64
+	skipUntil  uint64
+
+	markedOp   uint64
+	syncing    bool
+	syncOp     uint64
+	syncOffset uint64
+	record     [partitionRecordBytes]byte
+	syncFn     func(error)
+}
+
+// partitionGroup is the group id of a partition.
+func partitionGroup(key PartitionKey) uint64 { return clusterPartitionGroupBit | key.Namespace() }
+
+// openCluster opens the partition's group (the engine partition is open)
+// and calls done.
+func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
+	cp := &clusterPartition{ds: ds, p: p}
+	cp.offsetOp.Done = cp.offsetDone
+	cp.syncFn = cp.synced
+	config := GroupConfig{Group: partitionGroup(p.key), Application: cp,
+		Sync: p.config.Durability == engine.DurabilityPersisted}
+	ds.data.cluster.Local(ds.shard).Open(config, func(g *ClusterGroup, err error) {
+		if err == nil {
+			cp.group = g
+			p.cluster = cp
+		}
+		done(err)
+	})
+}
+
+// Recover reads the applied mark: the engine holds at least everything up
+// to it.
+func (cp *clusterPartition) Recover(_ *ClusterGroup, record []byte) (uint64, error) {
+	engineNext := cp.p.part.OffsetNext()
+	if len(record) == partitionRecordBytes {
+		cp.appliedOp = binary.LittleEndian.Uint64(record)
+		cp.offsetNext = binary.LittleEndian.Uint64(record[8:])
+	}
+	if engineNext < cp.offsetNext {
+		return 0, errors.New("shard: partition holds fewer messages than its applied mark")
+	}
+	cp.skipUntil = engineNext
+	cp.markedOp = cp.appliedOp
+	return cp.appliedOp, nil
+}
+
+// submit proposes a write op (append, store or delete offset) of this
+// node through the group; it completes when the entry applies here.
+func (cp *clusterPartition) submit(op *DataOp) {
+	req := &op.clusterRequest
+	*req = ClusterRequest{Context: op, Failed: cp.ds.clusterFailedFn}
+	switch op.kind {
+	case DataAppend:
+		timestamp := op.Timestamp
+		if timestamp == 0 {
+			timestamp = uint64(cp.ds.data.options.Now().UnixMicro())
+		}
+		req.Operation = partitionOpAppend
+		req.Message = make([]byte, vsr.HeaderBytes+partitionAppendHeaderBytes+len(op.Batch))
+		binary.LittleEndian.PutUint64(req.Message[vsr.HeaderBytes:], timestamp)
+		copy(req.Message[vsr.HeaderBytes+partitionAppendHeaderBytes:], op.Batch)
+	case DataStoreOffset, DataDeleteOffset:
+		req.Operation = partitionOpStoreOffset
+		if op.kind == DataDeleteOffset {
+			req.Operation = partitionOpDeleteOffset
+		}
+		req.Message = make([]byte, vsr.HeaderBytes+partitionOffsetBodyBytes)
+		body := req.Message[vsr.HeaderBytes:]
+		body[0] = byte(op.Consumer.Kind)
+		binary.LittleEndian.PutUint32(body[1:], op.Consumer.ID)
+		binary.LittleEndian.PutUint64(body[5:], op.Offset)
+	default:
+		invariant.Assert(false, "only writes go through the group")
+	}
+	if err := cp.group.Submit(req); err != nil {
+		req.Message = nil
+		op.Err = err
+		cp.ds.complete(op)
+	}
+}
+
+// clusterFailed ends an op whose request will not apply here.
+func (ds *DataShard) clusterFailed(req *ClusterRequest, err error) {
+	op := req.Context.(*DataOp)
+	req.Message = nil
+	op.Err = err
+	ds.complete(op)
+}
+
+// Apply applies entries in order; an engine that is busy (full journal)
+// holds the rest until a completion or tick resumes.
+func (cp *clusterPartition) Apply(_ *ClusterGroup, entries []vsr.Entry, done func()) {
+	invariant.Assert(cp.done == nil, "one apply at a time")
+	cp.entries, cp.index, cp.done = entries, 0, done
+	cp.resume()
+}
+
+func (cp *clusterPartition) resume() {
+	if cp.resuming || cp.done == nil {
+		return
+	}
+	cp.resuming = true
+	for cp.index < len(cp.entries) {
+		entry := &cp.entries[cp.index]
+		if cp.claimed == nil {
+			cp.claimed = cp.group.Claim(entry)
+		}
+		if !cp.applyOne(entry) {
+			cp.waiting, cp.resuming = true, false
+			return
+		}
+		cp.claimed = nil
+		cp.appliedOp = entry.Op
+		cp.index++
+	}
+	cp.waiting, cp.resuming = false, false
+	done := cp.done
+	cp.entries, cp.done = nil, nil
+	cp.mark(false)
+	done()
+}
+
+// applyOne applies one entry; false when the engine cannot take it yet.
+func (cp *clusterPartition) applyOne(entry *vsr.Entry) bool {
+	switch entry.Operation {
+	case partitionOpAppend:
+		return cp.applyAppend(entry)
+	case partitionOpStoreOffset, partitionOpDeleteOffset:
+		return cp.applyOffset(entry)
+	}
+	cp.reject(errors.New("shard: unknown partition operation"))
+	return true
+}
+
+// claimedOp is the DataOp of this node's request the entry commits.
+func (cp *clusterPartition) claimedOp() *DataOp {
+	if cp.claimed == nil {
+		return nil
+	}
+	return cp.claimed.Context.(*DataOp)
+}
+
+// reject answers the claimed request with err: the entry changes nothing,
+// on every node alike.
+func (cp *clusterPartition) reject(err error) {
+	if op := cp.claimedOp(); op != nil {
+		op.clusterRequest.Message = nil
+		op.Err = err
+		cp.ds.complete(op)
+	}
+}
+
+func (cp *clusterPartition) applyAppend(entry *vsr.Entry) bool {
+	body := entry.Body
+	var header wire.BatchHeader
+	if len(body) < partitionAppendHeaderBytes {
+		cp.reject(engine.ErrInvalidBatch)
+		return true
+	}
+	if _, err := header.Decode(body[partitionAppendHeaderBytes:]); err != nil {
+		cp.reject(engine.ErrInvalidBatch)
+		return true
+	}
+	if cp.offsetNext < cp.skipUntil {
+		// Applied before the restart past the mark: the engine holds it.
+		cp.offsetNext += uint64(header.MessageCount)
+		cp.reject(ErrClusterOutcomeUnknown)
+		return true
+	}
+	appendOp := cp.takeAppendOp()
+	appendOp.claimed = cp.claimedOp()
+	if appendOp.claimed != nil {
+		appendOp.claimed.clusterRequest.Message = nil // the engine copies the entry's body
+	}
+	appendOp.Batch = body[partitionAppendHeaderBytes:]
+	appendOp.Timestamp = max(binary.LittleEndian.Uint64(body), 1)
+	cp.appendsInflight++
+	err := cp.p.part.Append(&appendOp.AppendOp)
+	appendOp.Batch = nil
+	if err != nil {
+		cp.appendsInflight--
+		appendOp.claimed = nil
+		cp.appendFree = append(cp.appendFree, appendOp)
+		if errors.Is(err, engine.ErrJournalFull) || errors.Is(err, engine.ErrBusy) {
+			return false
+		}
+		cp.reject(err)
+		return true
+	}
+	// Done may have run already; the counts it left are intact until the
+	// op is taken again.
+	cp.offsetNext = appendOp.BaseOffset + uint64(appendOp.Count)
+	return true
+}
+
+// clusterAppend is one replicated append: the engine op and, when this
+// node made the request, the DataOp it answers.
+type clusterAppend struct {
+	engine.AppendOp
+	claimed *DataOp
+}
+
+func (cp *clusterPartition) takeAppendOp() *clusterAppend {
+	if last := len(cp.appendFree) - 1; last >= 0 {
+		op := cp.appendFree[last]
+		cp.appendFree = cp.appendFree[:last]
+		return op
+	}
+	op := &clusterAppend{}
+	op.Done = func(*engine.AppendOp) { cp.appendDone(op) }
+	return op
+}
+
+// appendDone answers this node's request with what the engine stored.
+func (cp *clusterPartition) appendDone(op *clusterAppend) {
+	if claimed := op.claimed; claimed != nil {
+		op.claimed = nil
+		claimed.BaseOffset, claimed.Messages, claimed.Err = op.BaseOffset, op.Count, op.Err
+		cp.ds.complete(claimed)
+	} else if op.Err != nil {
+		cp.ds.data.logger.Error("shard: replicated append failed", "partition", cp.p.key.String(), "err", op.Err.Error())
+	}
+	if engine.IsFatal(op.Err) {
+		cp.ds.data.fail(cp.ds.shard, op.Err)
+	}
+	cp.appendFree = append(cp.appendFree, op)
+	cp.appended()
+}
+
+// appended counts a finished append (this node's or another's) and resumes
+// an apply that waited for the engine.
+func (cp *clusterPartition) appended() {
+	invariant.Assert(cp.appendsInflight > 0, "an append completes once")
+	cp.appendsInflight--
+	if cp.waiting {
+		cp.resume()
+	}
+}
+
+// applyOffset stores or deletes a consumer offset once every earlier append
+// is visible, so the check against the current offset sees the same
+// partition on every node.
+func (cp *clusterPartition) applyOffset(entry *vsr.Entry) bool {
+	if cp.appendsInflight > 0 || cp.offsetBusy {
+		return false
+	}
+	body := entry.Body
+	if len(body) < partitionOffsetBodyBytes {
+		cp.reject(ErrClusterOutcomeUnknown)
+		return true
+	}
+	offsetOp := &cp.offsetOp
+	offsetOp.Consumer = engine.Consumer{Kind: engine.ConsumerKind(body[0]), ID: binary.LittleEndian.Uint32(body[1:])}
+	offsetOp.Offset = binary.LittleEndian.Uint64(body[5:])
+	offsetOp.Err = nil
+	var err error
+	if entry.Operation == partitionOpStoreOffset {
+		err = cp.p.part.StoreOffset(offsetOp)
+	} else {
+		err = cp.p.part.DeleteOffset(offsetOp)
+	}
+	if errors.Is(err, engine.ErrBusy) {
+		return false
+	}
+	if err != nil {
+		cp.reject(err)
+		return true
+	}
+	cp.offsetBusy = true
+	cp.offsetClaimed = cp.claimedOp()
+	return true
+}
+
+func (cp *clusterPartition) offsetDone(op *engine.OffsetOp) {
+	cp.offsetBusy = false
+	if claimed := cp.offsetClaimed; claimed != nil {
+		cp.offsetClaimed = nil
+		claimed.clusterRequest.Message = nil
+		claimed.Err = op.Err
+		cp.ds.complete(claimed)
+	}
+	if cp.waiting {
+		cp.resume()
+	}
+}
+
+// mark moves the applied mark: an fdatasync of the partition makes what
+// is applied durable, then the group persists (op, offset next) as its
+// application record. A tick marks whatever is unmarked.
+func (cp *clusterPartition) mark(tick bool) {
+	if cp.syncing || cp.appliedOp == cp.markedOp || !tick && cp.appliedOp-cp.markedOp < partitionMarkOpsMin {
+		return
+	}
+	if cp.offsetNext < cp.skipUntil {
+		return // the log has not caught up with the engine yet
+	}
+	op, next := cp.appliedOp, cp.offsetNext
+	if err := cp.p.part.Sync(cp.syncFn); err != nil {
+		return // busy: a later apply or tick tries again
+	}
+	cp.syncing, cp.syncOp, cp.syncOffset = true, op, next
+}
+
+func (cp *clusterPartition) synced(err error) {
+	cp.syncing = false
+	if err != nil {
+		if engine.IsFatal(err) {
+			cp.ds.data.fail(cp.ds.shard, err)
+		}
+		return
+	}
+	cp.markedOp = cp.syncOp
+	binary.LittleEndian.PutUint64(cp.record[:], cp.syncOp)
+	binary.LittleEndian.PutUint64(cp.record[8:], cp.syncOffset)
+	if cp.group != nil && cp.group.state == vsrGroupOpen {
+		cp.group.Record(cp.record[:])
+	}
+}
+
+// tick resumes an apply waiting for the engine and marks what is applied.
+func (cp *clusterPartition) tick() {
+	if cp.waiting {
+		cp.resume()
+	}
+	cp.mark(true)
+}
+
+// partitionSnapshotVersion heads a partition's state transfer payload.
+const partitionSnapshotVersion = 1
+
+// errPartitionSnapshot: a state transfer payload this node cannot install.
+var errPartitionSnapshot = errors.New("shard: partition snapshot cannot be installed")
+
+// Snapshot is the state a lagging replica installs: the applied op and
+// the offset next after it, then the partition's contents.
+func (cp *clusterPartition) Snapshot(dst []byte) []byte {
+	dst = append(dst, partitionSnapshotVersion)
+	dst = binary.LittleEndian.AppendUint64(dst, cp.appliedOp)
+	return binary.LittleEndian.AppendUint64(dst, cp.offsetNext)
+}
+
+// Restore installs a peer's state. Until partition contents travel in the
+// payload, only a payload this partition already matches (same applied
+// op, same offset next) installs; anything else stops the runtime rather
+// than serve a partition that differs from its peers.
+func (cp *clusterPartition) Restore(_ *ClusterGroup, snapshot []byte, op uint64, done func(error)) {
+	if len(snapshot) < 17 || snapshot[0] != partitionSnapshotVersion {
+		done(errPartitionSnapshot)
+		return
+	}
+	applied := binary.LittleEndian.Uint64(snapshot[1:])
+	next := binary.LittleEndian.Uint64(snapshot[9:])
+	if applied != op || next != cp.p.part.OffsetNext() || cp.appendsInflight > 0 {
+		done(errPartitionSnapshot)
+		return
+	}
+	cp.appliedOp, cp.offsetNext = applied, next
+	done(nil)
+}

@@ -1,0 +1,234 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// clusterTestNode is one whippet server of an in-process cluster.
+type clusterTestNode struct {
+	server *Server
+	dir    string
+	conn   net.Conn
+	client wire.Uint128
+	sess   uint64
+	next   uint64
+	reply  []byte
+}
+
+// startClusterServer runs node of a cluster of nodes on dir, joined to
+// the others by transport (a memoryNet link, or ClusterNet).
+func startClusterServer(t *testing.T, node, nodes int, dir string, link func(*Cluster) ClusterTransport) *clusterTestNode {
+	t.Helper()
+	cluster, err := NewCluster(ClusterOptions{Cluster: 99, Replica: node, ReplicaCount: nodes,
+		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: dir + "/cluster",
+		Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster.SetTransport(link(cluster))
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Unpinned: true,
+		Listen: "127.0.0.1:0", Logger: testLogger()}, DataPath: dir, Durability: 0, Cluster: cluster,
+		Logger: testLogger(), CacheBytes: dataTestCacheBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &clusterTestNode{server: server, dir: dir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
+	t.Cleanup(n.stop)
+	n.login(t)
+	return n
+}
+
+func (n *clusterTestNode) stop() {
+	if n.server == nil {
+		return
+	}
+	if n.conn != nil {
+		n.conn.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = n.server.Shutdown(ctx) // stopping is the point; a slow close changes nothing
+	n.server = nil
+}
+
+func (n *clusterTestNode) login(t *testing.T) {
+	conn, err := net.Dial("tcp", n.server.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.conn = conn
+	login := &wire.LoginRegister{Version: wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"},
+		Username: "iggy", Password: "iggy"}
+	frame := make([]byte, wire.RequestBytes(login))
+	wire.EncodeRequest(frame, wire.RequestHeader{Client: n.client, Operation: wire.OperationRegister}, login)
+	decoded, _, err := wire.DecodeReply(exchange(t, conn, frame, n.reply))
+	if err != nil || decoded.Err() != nil {
+		t.Fatalf("login: %v %v", err, decoded.Err())
+	}
+	var session wire.LoginReply
+	if err := wire.DecodeAll(&session, decoded.Payload); err != nil {
+		t.Fatal(err)
+	}
+	n.sess = session.Session
+}
+
+// request sends one request and returns its reply.
+func (n *clusterTestNode) request(t *testing.T, operation wire.Operation, code wire.Code, body wire.Body) wire.Reply {
+	n.next++
+	h := wire.RequestHeader{Client: n.client, Operation: operation, Code: code, Session: n.sess, Request: n.next}
+	frame := make([]byte, wire.RequestBytes(body))
+	wire.EncodeRequest(frame, h, body)
+	decoded, _, err := wire.DecodeReply(exchange(t, n.conn, frame, n.reply))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decoded
+}
+
+func (n *clusterTestNode) setup(t *testing.T, partitions uint32) {
+	if r := n.request(t, wire.OperationCreateStream, 0, &wire.CreateStream{Name: "s"}); r.Err() != nil {
+		t.Fatalf("create stream: %v", r.Err())
+	}
+	topic := &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: partitions, Name: "t"}
+	if r := n.request(t, wire.OperationCreateTopic, 0, topic); r.Err() != nil {
+		t.Fatalf("create topic: %v", r.Err())
+	}
+}
+
+// send sends payloads to partition, retrying TransientNotAccepted, and
+// returns the base offset.
+func (n *clusterTestNode) send(t *testing.T, partition uint32, payloads ...string) uint64 {
+	messages := make([]wire.OutgoingMessage, len(payloads))
+	for i, payload := range payloads {
+		messages[i] = wire.OutgoingMessage{Payload: []byte(payload)}
+	}
+	batch := make([]byte, wire.BatchBytes(messages))
+	wire.EncodeBatch(batch, messages)
+	body := &wire.SendMessages{Stream: wire.NumericID(0), Topic: wire.NumericID(0),
+		Partitioning: wire.PartitionID(partition), MessagesCount: uint32(len(messages)), Batch: batch}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		r := n.request(t, wire.OperationSendMessages, 0, body)
+		if r.Header.Status == wire.StatusTransientNotAccepted || r.Result == wire.StatusTransientNotAccepted {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		if r.Err() != nil {
+			t.Fatalf("send: %v", r.Err())
+		}
+		var confirmations wire.SendConfirmations
+		if err := wire.DecodeAll(&confirmations, r.Payload); err != nil || len(confirmations) != 1 {
+			t.Fatalf("send confirmation: %v %d", err, len(confirmations))
+		}
+		return confirmations[0].BaseOffset
+	}
+	t.Fatal("send never accepted")
+	return 0
+}
+
+// poll returns every payload of partition from offset 0 with its offset.
+func (n *clusterTestNode) poll(t *testing.T, partition uint32) []string {
+	body := &wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
+		Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partition: wire.PartitionOf(partition),
+		Strategy: wire.Strategy{Kind: wire.StrategyOffset}, Count: 100000}
+	r := n.request(t, wire.OperationNonReplicated, wire.CodePollMessages, body)
+	if r.Err() != nil {
+		t.Fatalf("poll: %v", r.Err())
+	}
+	var polled wire.PolledMessages
+	if err := wire.DecodeAll(&polled, r.Payload); err != nil {
+		t.Fatal(err)
+	}
+	var payloads []string
+	it := polled.Messages()
+	for message, ok := it.Next(); ok; message, ok = it.Next() {
+		payloads = append(payloads, fmt.Sprintf("%d:%s", message.Offset, message.Payload))
+	}
+	return payloads
+}
+
+// waitPoll polls partition on n until it holds want messages.
+func (n *clusterTestNode) waitPoll(t *testing.T, partition uint32, want int) []string {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got := n.poll(t, partition)
+		if len(got) >= want || time.Now().After(deadline) {
+			return got
+		}
+	}
+}
+
+// memoryTransport returns link makers for the nodes of a memoryNet.
+func memoryTransport(net *memoryNet, node int) func(*Cluster) ClusterTransport {
+	return func(c *Cluster) ClusterTransport { return &memoryLink{net: net, node: node, cluster: c} }
+}
+
+// TestClusterPartitionReplicates checks replicated partitions end to end on
+// three servers in one process: sends to each partition through every node
+// (the partitions' primaries differ, so some go through the primary and
+// some are forwarded) leave every node's copy with the same offsets and
+// payloads; the primary of partition 0 stops, the others elect a new one
+// and take more sends; the stopped node restarts from its data and catches
+// up.
+func TestClusterPartitionReplicates(t *testing.T) {
+	const partitions = 3
+	memory := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
+		nodes[i].setup(t, partitions)
+	}
+	for round := range 4 {
+		for p := range uint32(partitions) {
+			for i, n := range nodes {
+				n.send(t, p, fmt.Sprintf("p%d-r%d-n%d-a", p, round, i), fmt.Sprintf("p%d-r%d-n%d-b", p, round, i))
+			}
+		}
+	}
+	checkSame(t, nodes, partitions, 24)
+	key := PartitionKey{Stream: 0, Topic: 0, Partition: 0}
+	primary := memory.primary(partitionGroup(key))
+	memory.setUp(primary, false)
+	nodes[primary].stop()
+	stoppedDir := nodes[primary].dir
+	survivors := []*clusterTestNode{nodes[(primary+1)%3], nodes[(primary+2)%3]}
+	started := time.Now()
+	survivors[0].send(t, 0, "after-failover")
+	t.Logf("first send after the primary stopped took %v", time.Since(started))
+	for round := range 3 {
+		for i, n := range survivors {
+			n.send(t, 0, fmt.Sprintf("after-r%d-s%d", round, i))
+		}
+	}
+	checkSame(t, survivors, 1, 31)
+	nodes[primary] = startClusterServer(t, primary, 3, stoppedDir, memoryTransport(memory, primary))
+	survivors[1].send(t, 0, "after-restart")
+	checkSame(t, nodes, 1, 32)
+}
+
+// checkSame waits until every node's partitions below count hold want
+// messages and checks they hold the same offsets and payloads.
+func checkSame(t *testing.T, nodes []*clusterTestNode, partitions uint32, want int) {
+	t.Helper()
+	for p := range partitions {
+		first := nodes[0].waitPoll(t, p, want)
+		if len(first) != want {
+			t.Fatalf("partition %d holds %d messages, want %d", p, len(first), want)
+		}
+		for i, n := range nodes[1:] {
+			got := n.waitPoll(t, p, want)
+			if fmt.Sprint(got) != fmt.Sprint(first) {
+				t.Fatalf("partition %d: node %d holds %v, first node %v", p, i+1, got, first)
+			}
+		}
+	}
+}
