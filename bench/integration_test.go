@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +83,10 @@ func TestLocalServerMode(t *testing.T) {
 	}
 	if !result.Report.Run.LocalServer || result.Report.ServerStats == nil || !result.Report.Accounting.Exact {
 		t.Errorf("run %+v stats %v", result.Report.Run, result.Report.ServerStats)
+	}
+	// The server bound an ephemeral port and named it in its started line.
+	if _, port, err := net.SplitHostPort(result.Report.Params.ServerAddress); err != nil || port == "0" {
+		t.Errorf("server address %q, want the port the server bound", result.Report.Params.ServerAddress)
 	}
 	for _, name := range []string{ReportFile, ThroughputChartFile, LatencyChartFile, DistributionChartFile, ServerLogFile} {
 		if _, err := os.Stat(filepath.Join(result.Directory, name)); err != nil {

@@ -1,14 +1,15 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,61 +67,87 @@ func serverEnvironment(address, dir, username, password string) []string {
 	)
 }
 
-// StartLocalServer starts binary on a free loopback port with a fresh temp
-// data directory and waits until it answers a logged-in ping.
+// StartLocalServer starts binary on an ephemeral loopback port (the
+// server binds 127.0.0.1:0 and names the port in its started line, so no
+// other process can take it in between) with a fresh temp data directory,
+// and waits until it answers a logged-in ping.
 func StartLocalServer(ctx context.Context, binary, username, password string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "whippet-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("bench: data dir: %w", err)
 	}
-	port, err := freePort()
-	if err != nil {
-		_ = os.RemoveAll(dir) // nothing was written yet
-		return nil, err
-	}
-	server := &Server{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), DataDir: dir,
-		LogPath: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
+	server := &Server{DataDir: dir, LogPath: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
 	logFile, err := os.Create(server.LogPath)
 	if err != nil {
 		_ = os.RemoveAll(dir) // nothing was written yet
 		return nil, fmt.Errorf("bench: server log: %w", err)
 	}
 	server.process = exec.Command(binary)
-	server.process.Env = serverEnvironment(server.Address, filepath.Join(dir, "data"), username, password)
-	server.process.Stdout, server.process.Stderr = logFile, logFile
-	if err := server.process.Start(); err != nil {
+	server.process.Env = serverEnvironment("127.0.0.1:0", filepath.Join(dir, "data"), username, password)
+	server.process.Stdout = logFile
+	stderr, err := server.process.StderrPipe()
+	if err == nil {
+		err = server.process.Start()
+	}
+	if err != nil {
 		_ = logFile.Close()
 		_ = os.RemoveAll(dir) // the server never ran
 		return nil, fmt.Errorf("bench: start %s: %w", binary, err)
 	}
 	server.PID = server.process.Process.Pid
+	started := make(chan string, 1)
+	copied := make(chan struct{})
 	go func() {
+		copyLog(stderr, logFile, started)
+		close(copied)
+	}()
+	go func() {
+		<-copied                  // Wait closes the pipe: read it to the end first
 		_ = server.process.Wait() // its exit status is read from the log on failure
 		_ = logFile.Close()
 		close(server.exited)
 	}()
-	if err := server.awaitReady(ctx, username, password); err != nil {
+	if err := server.awaitReady(ctx, started, username, password); err != nil {
 		_ = server.Stop()
 		return nil, err
 	}
 	return server, nil
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("bench: free port: %w", err)
+// copyLog copies the server's log lines to file and sends the address of
+// its started line ("whippet-server started … address=host:port").
+func copyLog(stderr io.Reader, file *os.File, started chan<- string) {
+	scanner := bufio.NewScanner(stderr)
+	sent := false
+	for scanner.Scan() {
+		line := scanner.Text()
+		_, _ = file.WriteString(line + "\n") // a lost log line does not fail the run
+		if sent || !strings.Contains(line, "whippet-server started") {
+			continue
+		}
+		for _, field := range strings.Fields(line) {
+			if address, ok := strings.CutPrefix(field, "address="); ok {
+				started <- address
+				sent = true
+				break
+			}
+		}
 	}
-	defer listener.Close()
-	return listener.Addr().(*net.TCPAddr).Port, nil
+	_, _ = io.Copy(file, stderr) // past an overlong line: keep the rest
 }
 
-// awaitReady pings until the server answers, it exits, or the start
-// timeout passes.
-func (s *Server) awaitReady(ctx context.Context, username, password string) error {
+// awaitReady waits for the started line, then pings until the server
+// answers, it exits, or the start timeout passes.
+func (s *Server) awaitReady(ctx context.Context, started <-chan string, username, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, ServerStartTimeout)
 	defer cancel()
+	select {
+	case s.Address = <-started:
+	case <-s.exited:
+		return fmt.Errorf("bench: local server exited during start (log: %s)", s.LogPath)
+	case <-ctx.Done():
+		return fmt.Errorf("bench: local server not started after %v (log: %s)", ServerStartTimeout, s.LogPath)
+	}
 	for {
 		probe, err := client.Dial(ctx, client.Options{Address: s.Address, Username: username, Password: password,
 			ReconnectAttempts: -1, DialTimeout: time.Second})

@@ -28,7 +28,8 @@ type Client struct {
 	session            uint64
 	login              *wire.LoginRegister // replayed after a reconnect; nil after Logout
 	closed             bool
-	candidates         []string // healthy nodes of the last roster
+	candidates         []string  // healthy nodes of the last roster
+	leaderRechecked    time.Time // when a 58 last ran the leader check
 	serverPartitioning bool
 
 	topics    topicCache
@@ -94,7 +95,7 @@ func (c *Client) beat() {
 		}
 		if current, _ := c.liveConn(); current != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), c.options.ReplyTimeout)
-			_, _ = c.invokeOn(ctx, current, wire.CodePing, nil) // a failed ping breaks the connection itself
+			_, _ = c.invokeOn(ctx, current, wire.CodePing, nil, true) // a failed ping breaks the connection itself
 			cancel()
 		}
 	}
@@ -180,10 +181,18 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 	return nil, lastErr
 }
 
+// dialTarget is the address of a reconnect attempt: the last address,
+// then the other healthy nodes of the last roster in turn, so that a dead
+// node is not the only one tried.
 func (c *Client) dialTarget(attempt int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	targets := append([]string{c.address}, c.candidates...)
+	targets := []string{c.address}
+	for _, candidate := range c.candidates {
+		if !sameAddress(candidate, c.address) {
+			targets = append(targets, candidate)
+		}
+	}
 	return targets[attempt%len(targets)]
 }
 

@@ -16,7 +16,11 @@
 // After every login the client reads the cluster roster and moves to the
 // healthy leader when a multi-node cluster names another node (§11, at most
 // RedirectsMax hops). Transient refusals are replayed: 57 with the same
-// frame on the same connection, 58 re-encoded, every 50 ms for 30 s.
+// frame on the same connection, 58 re-encoded, every 50 ms for 30 s. A 58
+// (nothing was applied) first re-runs the leader check, at most every
+// LeaderRecheckInterval, and the replay goes to whichever node that
+// leaves the client on. A redial tries the last address, then the other
+// healthy nodes of the last roster in turn.
 //
 // Refusals on any of the three channels surface as *Error carrying the
 // protocol status; errors.Is(err, wire.StatusStreamIDNotFound) works.

@@ -10,18 +10,51 @@ import (
 
 // invoke sends one command on the current connection (dialling first when
 // needed), replays it after transient refusals, and returns the completed
-// call or the server's refusal as *Error.
+// call or the server's refusal as *Error. After 58 TransientNotAccepted
+// (nothing was applied) it re-checks the cluster leader, at most every
+// LeaderRecheckInterval, and replays on whichever node that leaves it on
+// (§11), as the Go SDK does.
 func (c *Client) invoke(ctx context.Context, command wire.Code, body wire.Body) (*call, error) {
-	current, err := c.connection(ctx)
-	if err != nil {
-		return nil, err
+	started := time.Now()
+	for {
+		current, err := c.connection(ctx)
+		if err != nil {
+			return nil, err
+		}
+		done, err := c.invokeOn(ctx, current, command, body, false)
+		if StatusOf(err) != wire.StatusTransientNotAccepted || !c.sleepRetry(ctx, started) {
+			return done, err
+		}
+		c.recheckLeader(ctx, current)
 	}
-	return c.invokeOn(ctx, current, command, body)
+}
+
+// recheckLeader runs the leader check of a login again, unless another
+// call moved the connection or checked recently.
+func (c *Client) recheckLeader(ctx context.Context, seen *conn) {
+	c.connecting.Lock()
+	defer c.connecting.Unlock()
+	current, err := c.liveConn()
+	if err != nil || current != seen || !c.hasCredentials() {
+		return
+	}
+	c.mu.Lock()
+	recent := time.Since(c.leaderRechecked) < LeaderRecheckInterval
+	if !recent {
+		c.leaderRechecked = time.Now()
+	}
+	c.mu.Unlock()
+	if recent {
+		return
+	}
+	_ = c.followLeader(ctx, 0) // a failed check keeps (or breaks) the connection; the replay tells
 }
 
 // invokeOn is invoke on a given connection; login and leader checks use it
-// while they hold the connecting lock.
-func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code, body wire.Body) (*call, error) {
+// while they hold the connecting lock. With replayNotAccepted it replays
+// 58 on the same connection; without, 58 is returned to invoke.
+func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code, body wire.Body,
+	replayNotAccepted bool) (*call, error) {
 	started := time.Now()
 	pending, err := c.prepare(command, body)
 	if err != nil {
@@ -41,7 +74,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 		switch {
 		case status == wire.StatusTransientNotCommitted && c.sleepRetry(ctx, started):
 			pending = pending.replay() // same frame, same request id (§5.2)
-		case status == wire.StatusTransientNotAccepted && c.sleepRetry(ctx, started):
+		case status == wire.StatusTransientNotAccepted && replayNotAccepted && c.sleepRetry(ctx, started):
 			releaseFrame(pending.frame)
 			if pending, err = c.prepare(command, body); err != nil {
 				pending = &call{}

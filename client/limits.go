@@ -33,6 +33,10 @@ const (
 	// while no node is a healthy leader (§11 step 4).
 	LeaderWaitInterval = 250 * time.Millisecond
 	LeaderWaitDuration = 5 * time.Second
+	// LeaderRecheckInterval spaces the leader checks that 58
+	// TransientNotAccepted triggers (§11): a burst of refusals during a
+	// view change runs one check, not one per request.
+	LeaderRecheckInterval = 2 * time.Second
 
 	// SDKName and SDKVersion identify this client in the login body.
 	SDKName    = "whippet-go"

@@ -10,4 +10,7 @@
 //  3. An unknown WHIPPET_ variable is a warning, not an error: environments
 //     carry variables for other tools of the same name space.
 //  4. Loading never writes anything.
+//  5. With [cluster] enabled, every node has a name and client and replica
+//     addresses with nonzero ports, none shared with another node, and the
+//     vsr cluster id is ClusterID(cluster.name) on every node.
 package configs

@@ -47,9 +47,6 @@ func (c *Config) LogLevel() slog.Level {
 // shard runtime's options. allowedCPUs are the CPUs the process may run
 // on: cpu_allocation "all" and a count pick from them.
 func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog.Logger) (shard.ServerOptions, error) {
-	if err := c.unsupported(); err != nil {
-		return shard.ServerOptions{}, err
-	}
 	cpus, err := c.cpus(allowedCPUs)
 	if err != nil {
 		return shard.ServerOptions{}, err
@@ -71,6 +68,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		RootUsername:       root.Username,
 		RootPassword:       root.Password,
 		ClusterName:        c.Cluster.Name,
+		Roster:             c.ClusterConfig(),
 		TokensPerUserMax:   c.PersonalAccessToken.MaxTokensPerUser,
 		ConnectionsMax:     c.TCP.MaxConnections,
 		RebalancingTimeout: c.ConsumerGroup.RebalancingTimeout.Std(),
@@ -107,17 +105,6 @@ func (c *Config) cpus(allowed []int) ([]int, error) {
 		return nil, fmt.Errorf("%w: system.sharding.cpu_allocation: %v", ErrInvalid, err)
 	}
 	return cpus, nil
-}
-
-// unsupported refuses settings this server cannot honour yet, naming the
-// key: serving plaintext where TLS was asked for, or one node where a
-// cluster was, would be worse than not starting.
-func (c *Config) unsupported() error {
-	switch {
-	case c.Cluster.Enabled:
-		return fmt.Errorf("%w: cluster.enabled: replication is not wired into the server yet", ErrInvalid)
-	}
-	return nil
 }
 
 // Ignored lists enabled settings the server does not act on, one line

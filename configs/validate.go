@@ -21,6 +21,10 @@ const (
 	cpuCountMax          = 1024
 	tokensPerUserMax     = 10000
 	clusterTickMin       = Duration(1_000_000) // 1 ms.
+	// clusterHeartbeatTicksMin: a backup must see several ticks without
+	// its primary before it starts a view change, or one late tick would
+	// depose a healthy primary.
+	clusterHeartbeatTicksMin = 4
 )
 
 // Validate checks every key; the error names the first bad one.
@@ -113,38 +117,6 @@ func (c *Config) validateMisc() error {
 	}
 	if c.DataMaintenance.Messages.CleanerEnabled && c.DataMaintenance.Messages.Interval <= 0 {
 		return invalid("data_maintenance.messages.interval", "must be above zero when the cleaner is enabled")
-	}
-	return nil
-}
-
-func (c *Config) validateCluster() error {
-	cl := c.Cluster
-	if !cl.Enabled {
-		return nil
-	}
-	if len(cl.Nodes) < 1 || len(cl.Nodes) > clusterNodesMax {
-		return invalid("cluster.nodes", "%d nodes is outside [1, %d]", len(cl.Nodes), clusterNodesMax)
-	}
-	if cl.ReplicaID < 0 || cl.ReplicaID >= len(cl.Nodes) {
-		return invalid("cluster.replica_id", "%d is not an index into cluster.nodes (%d nodes)", cl.ReplicaID, len(cl.Nodes))
-	}
-	if len(cl.Auth.SharedSecret) < sharedSecretBytesMin {
-		return invalid("cluster.auth.shared_secret", "must be at least %d bytes when the cluster is enabled", sharedSecretBytesMin)
-	}
-	if cl.Tick < clusterTickMin {
-		return invalid("cluster.tick", "must be at least 1 ms")
-	}
-	if cl.HeartbeatTimeout <= cl.Tick {
-		return invalid("cluster.heartbeat_timeout", "must be longer than cluster.tick")
-	}
-	for i, node := range cl.Nodes {
-		prefix := "cluster.nodes[" + strconv.Itoa(i) + "]"
-		if err := checkAddress(prefix+".address", node.Address); err != nil {
-			return err
-		}
-		if err := checkAddress(prefix+".replica_address", node.ReplicaAddress); err != nil {
-			return err
-		}
 	}
 	return nil
 }

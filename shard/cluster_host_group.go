@@ -32,6 +32,16 @@ type ClusterApplication interface {
 	Restore(g *ClusterGroup, snapshot []byte, op uint64, done func(error))
 }
 
+// clusterSnapshotGate is implemented by an application whose applies
+// finish after Apply's done (a partition's appends are still being
+// written): a snapshot must wait for them.
+type clusterSnapshotGate interface {
+	// SnapshotReady reports whether Snapshot now reflects every entry
+	// applied. When it does not, the group steps nothing more until the
+	// application calls ClusterGroup.Quiesced.
+	SnapshotReady() bool
+}
+
 // GroupConfig opens one group on its shard.
 type GroupConfig struct {
 	Group       uint64
@@ -56,10 +66,15 @@ type ClusterGroup struct {
 	replica *vsr.Replica
 	journal groupJournal
 
-	busy     bool // a Ready is executing: no Step or Tick
-	draining bool // idle's loop is running
-	tickOwed bool // a tick came while busy
-	ready    *vsr.Ready
+	busy bool // a Ready is executing: no Step or Tick
+	// held is a RequestState waiting for the application's applies to
+	// finish before the snapshot it asks for is taken; nothing is stepped
+	// meanwhile.
+	held       []byte
+	snapshotOp uint64 // the commit point of the last snapshot taken
+	draining   bool   // idle's loop is running
+	tickOwed   bool   // a tick came while busy
+	ready      *vsr.Ready
 
 	inbox      [][]byte // oldest at inboxHead
 	inboxHead  int
@@ -150,7 +165,7 @@ func (g *ClusterGroup) start(loaded groupLoaded) error {
 	c := g.shard.cluster
 	config := vsr.Config{Cluster: c.options.Cluster, Group: g.id, ReplicaCount: c.options.ReplicaCount,
 		Replica: c.options.Replica, JournalSlotCount: clusterJournalSlotCount, PipelineLen: clusterPipelineLen,
-		ClientsMax: clusterClientsMax, Rand: rand.New(rand.NewPCG(c.seed, g.id)), Snapshotter: g.app,
+		ClientsMax: clusterClientsMax, Rand: rand.New(rand.NewPCG(c.seed, g.id)), Snapshotter: g,
 		Timeouts: c.timeouts, EagerCommit: true, AppliedOp: applied}
 	replica, err := vsr.Open(config, hard, loaded.slots)
 	if err != nil {
@@ -184,7 +199,7 @@ func (g *ClusterGroup) Record(record []byte) {
 // receive takes a message for the replica: stepped at once when the group
 // is idle, else held (copied unless owned) in the bounded inbox.
 func (g *ClusterGroup) receive(message []byte, owned bool) {
-	if !g.busy && g.inboxHead == len(g.inbox) && !g.draining {
+	if !g.busy && g.held == nil && g.inboxHead == len(g.inbox) && !g.draining {
 		g.step(message)
 		g.kick()
 		return
@@ -215,11 +230,11 @@ func (g *ClusterGroup) tick() {
 // kick runs what waits (an owed tick, held messages, this node's queued
 // requests) unless a batch is executing; each completion kicks again.
 func (g *ClusterGroup) kick() {
-	if g.busy || g.draining || g.state != vsrGroupOpen {
+	if g.busy || g.draining || g.held != nil || g.state != vsrGroupOpen {
 		return
 	}
 	g.draining = true
-	for !g.busy && g.state == vsrGroupOpen && g.next() {
+	for !g.busy && g.held == nil && g.state == vsrGroupOpen && g.next() {
 	}
 	g.draining = false
 }
@@ -250,11 +265,48 @@ func (g *ClusterGroup) next() bool {
 }
 
 func (g *ClusterGroup) step(message []byte) {
+	if g.holdForSnapshot(message) {
+		return
+	}
 	ready, err := g.replica.Step(message)
 	if err != nil {
 		return // not for this replica: dropped
 	}
 	g.execute(ready)
+}
+
+// holdForSnapshot holds a RequestState that would take a fresh snapshot
+// while the application's applies are still finishing.
+func (g *ClusterGroup) holdForSnapshot(message []byte) bool {
+	gate, ok := g.app.(clusterSnapshotGate)
+	if !ok || len(message) < vsr.HeaderBytes || vsr.Command(message[32]) != vsr.CommandRequestState {
+		return false
+	}
+	var h vsr.Header
+	if vsr.DecodeMessage(message, &h) != nil || h.Commit != 0 && h.Commit == g.snapshotOp || gate.SnapshotReady() {
+		return false
+	}
+	g.held = append([]byte(nil), message...)
+	return true
+}
+
+// Quiesced steps a RequestState held for the application's applies to
+// finish (clusterSnapshotGate).
+func (g *ClusterGroup) Quiesced() {
+	held := g.held
+	if held == nil || g.busy || g.state != vsrGroupOpen {
+		return
+	}
+	g.held = nil
+	g.step(held)
+	g.kick()
+}
+
+// Snapshot is the group's vsr.Snapshotter: the application's snapshot,
+// remembering the commit point it was taken at.
+func (g *ClusterGroup) Snapshot(dst []byte) []byte {
+	g.snapshotOp = g.replica.CommitMin()
+	return g.app.Snapshot(dst)
 }
 
 // execute runs one Ready: persist, then (persisted) send, restore, apply.

@@ -63,9 +63,12 @@ type ClusterNet struct {
 	cancel    context.CancelFunc
 	dialers   sync.WaitGroup
 
-	stats        netStats
-	refusalLast  atomic.Int64  // unix nanoseconds of the last refusal logged
-	refusalQuiet atomic.Uint64 // refusals since that line, not logged
+	// pendingInbound counts inbound links still authenticating, on every
+	// shard (bounded by clusterPendingInboundMax).
+	pendingInbound atomic.Int32
+
+	stats    netStats
+	refusals refusalLog
 }
 
 // ClusterNetOptions configures a ClusterNet.
@@ -77,6 +80,10 @@ type ClusterNetOptions struct {
 	// ReplicaAddresses lists every node's replica address ("host:port"),
 	// indexed by replica id; this node listens on its own.
 	ReplicaAddresses []string
+	// Listen is the address the replica listener binds, when it is not
+	// this node's replica address itself (":7001" behind a NAT or to bind
+	// every interface); empty means ReplicaAddresses[Replica].
+	Listen string
 	// Secret is the shared secret every node holds, at least 32 bytes.
 	Secret []byte
 	// Deliver receives each verified message on the shard thread that owns
@@ -162,6 +169,11 @@ func validateClusterNet(o *ClusterNetOptions) error {
 		if address == "" {
 			return fmt.Errorf("%w: replica %d has no address", ErrClusterNetOptions, replica)
 		}
+		for other := range replica {
+			if o.ReplicaAddresses[other] == address {
+				return fmt.Errorf("%w: replicas %d and %d share the address %q", ErrClusterNetOptions, other, replica, address)
+			}
+		}
 	}
 	return nil
 }
@@ -171,7 +183,10 @@ func validateClusterNet(o *ClusterNetOptions) error {
 // the owner shards' wake-ups, and the dialers' start and stop.
 func (n *ClusterNet) Install(o Options) Options {
 	onStart, onMessage, onStop := o.OnStart, o.OnMessage, o.OnStop
-	o.PeerListen = n.options.ReplicaAddresses[n.options.Replica]
+	o.PeerListen = n.options.Listen
+	if o.PeerListen == "" {
+		o.PeerListen = n.options.ReplicaAddresses[n.options.Replica]
+	}
 	o.NewPeerHandler = func(sh *Shard) Handler { return &netHandler{net: n, shard: sh} }
 	o.OnStart = func(sh *Shard) {
 		n.startOnce.Do(func() { n.start(sh.Runtime()) })
@@ -206,6 +221,7 @@ func (n *ClusterNet) start(rt *Runtime) {
 			continue
 		}
 		link.owner = peer % len(rt.shards)
+		link.wakeRetry = make([]bool, len(rt.shards))
 		n.dialers.Add(1)
 		go func() {
 			defer n.dialers.Done()
@@ -231,6 +247,9 @@ func (n *ClusterNet) Send(s *Shard, to int, msg []byte) bool {
 	if !link.connected.Load() {
 		n.stats.droppedDown.Add(1)
 		return false
+	}
+	if s.id == link.owner && len(msg) >= clusterDirectBytesMin && link.sendDirect(s, msg) {
+		return true
 	}
 	if !link.push(msg) {
 		n.stats.droppedFull.Add(1)
@@ -282,7 +301,7 @@ type netBuf struct {
 }
 
 // netBufClassCount covers poolClassBytesMin up to clusterMessageBytesMax.
-const netBufClassCount = poolClassCount
+const netBufClassCount = poolClassCount + 1
 
 func netBufClass(size int) int {
 	if size <= poolClassBytesMin {

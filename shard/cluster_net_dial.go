@@ -72,7 +72,9 @@ func (l *netLink) linkOnce(ctx context.Context, rt *Runtime) error {
 		return err
 	}
 	attempt := l.attempt.Add(1)
+	l.pending.Store(attempt)
 	if err := rt.AdoptPeer(l.owner, fd, &netOutbound{link: l, attempt: attempt}); err != nil {
+		l.pending.Store(0)
 		_ = unix.Close(fd) // still ours: AdoptPeer refused it
 		return fmt.Errorf("hand the link to shard %d: %w", l.owner, err)
 	}
@@ -84,8 +86,12 @@ func (l *netLink) linkOnce(ctx context.Context, rt *Runtime) error {
 	case <-l.down:
 		return errors.New("link closed as it opened")
 	case <-timer.C:
-		l.attempt.Add(1) // a late adoption finds its attempt stale and closes
-		return errors.New("the owner shard did not take the link in time")
+		// The owner refused the socket (stopping, or full) or is slow:
+		// abandon the attempt, unless it opened meanwhile.
+		if l.pending.CompareAndSwap(attempt, 0) {
+			return errors.New("the owner shard did not take the link in time")
+		}
+		<-l.up
 	case <-l.up:
 	}
 	l.net.logger.Info("cluster: linked to peer", "peer", l.peer, "address", l.address)

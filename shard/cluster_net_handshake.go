@@ -61,6 +61,7 @@ var (
 	ErrHandshakeReplica = errors.New("shard: cluster handshake: replica id out of range")
 	ErrHandshakeMAC     = errors.New("shard: cluster handshake: wrong shared secret")
 	ErrHandshakeTimeout = errors.New("shard: cluster handshake: timed out")
+	ErrHandshakeBusy    = errors.New("shard: cluster handshake: too many links authenticating")
 )
 
 // handshakePrefix checks the 8-byte prefix every handshake frame opens
@@ -106,7 +107,7 @@ func decodeAsk(frame []byte) (cluster uint64, challenge [handshakeNonceBytes]byt
 	if err != nil {
 		return 0, challenge, err
 	}
-	if size != len(frame) {
+	if size == 0 || size != len(frame) {
 		return 0, challenge, ErrHandshakeMagic
 	}
 	copy(challenge[:], frame[16:])
@@ -136,7 +137,7 @@ func decodeAuth(frame []byte, auth *handshakeAuth) error {
 	if err != nil {
 		return err
 	}
-	if size != len(frame) || binary.LittleEndian.Uint32(frame[20:]) != 0 {
+	if size == 0 || size != len(frame) || binary.LittleEndian.Uint32(frame[20:]) != 0 {
 		return ErrHandshakeMagic
 	}
 	auth.cluster = binary.LittleEndian.Uint64(frame[8:])
@@ -158,7 +159,7 @@ func decodeVerdict(frame []byte) (replica uint32, mac [handshakeMACBytes]byte, e
 	if err != nil {
 		return 0, mac, err
 	}
-	if size != len(frame) || binary.LittleEndian.Uint32(frame[12:]) != 0 {
+	if size == 0 || size != len(frame) || binary.LittleEndian.Uint32(frame[12:]) != 0 {
 		return 0, mac, ErrHandshakeMagic
 	}
 	copy(mac[:], frame[16:])

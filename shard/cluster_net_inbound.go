@@ -6,7 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/vsr"
@@ -41,7 +45,9 @@ type netHandler struct {
 type netInbound struct {
 	challenge [handshakeNonceBytes]byte
 	timer     TimerID
+	remote    string // the peer's address, for the log
 	authed    bool
+	pending   bool // counted in ClusterNet.pendingInbound
 	refused   bool // counted as a refusal already
 	closed    bool
 	replica   int
@@ -53,6 +59,7 @@ var (
 	_ connOpener       = (*netHandler)(nil)
 	_ connSentNotifier = (*netHandler)(nil)
 	_ connFrameSizer   = (*netHandler)(nil)
+	_ shardStopper     = (*netHandler)(nil)
 )
 
 // onOpen starts an inbound link's handshake (challenge out, deadline
@@ -63,8 +70,18 @@ func (h *netHandler) onOpen(conn *Conn) {
 		return
 	}
 	invariant.Assert(conn.Attached() == nil, "an accepted peer connection starts bare")
-	in := &netInbound{replica: -1}
+	in := &netInbound{replica: -1, pending: true}
+	if sockaddr, err := unix.Getpeername(conn.fd); err == nil {
+		if address := tcpAddr(sockaddr); address != nil {
+			in.remote = address.String()
+		}
+	}
 	conn.Attach(in)
+	if h.net.pendingInbound.Add(1) > clusterPendingInboundMax {
+		in.refuse(h.net, ErrHandshakeBusy)
+		conn.close(ErrHandshakeBusy)
+		return
+	}
 	if _, err := cryptorand.Read(in.challenge[:]); err != nil {
 		conn.close(fmt.Errorf("shard: cluster challenge: %w", err))
 		return
@@ -83,8 +100,7 @@ func (h *netHandler) onOpen(conn *Conn) {
 	ask := h.shard.Buffer(handshakeAskBytes)
 	encodeAsk(ask, h.net.options.Cluster, &in.challenge)
 	if err := conn.Send(ask); err != nil {
-		h.shard.Release(ask)
-		conn.close(err)
+		conn.close(err) // Send released ask: only a full push queue hands it back, and this is the first
 	}
 }
 
@@ -154,9 +170,11 @@ func (h *netHandler) onAuth(conn *Conn, in *netInbound, frame []byte) {
 		return
 	}
 	in.authed = true
+	in.unpend(n)
 	in.replica = int(auth.replica)
 	in.gen = n.inboundGen[in.replica].Add(1)
 	h.shard.Stop(in.timer)
+	n.logger.Info("cluster: accepted a replica link", "peer", in.replica, "remote", in.remote, "shard", h.shard.id)
 	mac := acceptorMAC(n.options.Secret, &auth.nonce, auth.cluster, uint32(n.options.Replica), &in.challenge)
 	verdict := h.shard.Buffer(handshakeVerdictBytes)
 	encodeVerdict(verdict, uint32(n.options.Replica), &mac)
@@ -167,6 +185,9 @@ func (h *netHandler) onAuth(conn *Conn, in *netInbound, frame []byte) {
 func (h *netHandler) onMessage(conn *Conn, in *netInbound, frame []byte) {
 	n := h.net
 	if n.inboundGen[in.replica].Load() != in.gen {
+		// Two nodes configured with one replica id would replace each
+		// other's link at every frame: this line shows it.
+		n.logger.Info("cluster: closing a replica link replaced by a newer one", "peer", in.replica)
 		h.shard.Release(frame)
 		conn.consumed()
 		conn.close(ErrLinkReplaced)
@@ -199,11 +220,10 @@ func (h *netHandler) OnClose(conn *Conn, err error) {
 		side.link.onClose(conn, err)
 	case *netInbound:
 		side.closed = true
+		side.unpend(h.net)
 		if !side.authed {
 			h.shard.Stop(side.timer)
-			if !side.refused {
-				h.net.refused(ErrHandshakeClosed) // it left before proving itself
-			}
+			side.refuse(h.net, ErrHandshakeClosed) // unless refused already: it left before proving itself
 		}
 	}
 }
@@ -215,25 +235,78 @@ func (h *netHandler) onSent(conn *Conn) {
 	}
 }
 
+// onStopping closes the outbound links the stopping shard owns: replica
+// traffic is best effort (vsr retries), and a stalled peer must not hold
+// the shutdown's drain until its deadline.
+func (h *netHandler) onStopping(sh *Shard) {
+	for _, link := range h.net.links {
+		if link != nil && link.owner == sh.id && link.conn != nil {
+			link.conn.close(ErrConnClosed)
+		}
+	}
+}
+
 // refuse counts and logs the link's refusal, once.
 func (in *netInbound) refuse(n *ClusterNet, err error) {
 	if !in.refused {
 		in.refused = true
-		n.refused(err)
+		n.refused(err, in.remote)
+	}
+}
+
+// unpend ends the link's count among the unauthenticated ones.
+func (in *netInbound) unpend(n *ClusterNet) {
+	if in.pending {
+		in.pending = false
+		n.pendingInbound.Add(-1)
 	}
 }
 
 // refused counts an inbound link refused before authenticating and logs
-// it, at most one line per clusterRefusalLogInterval.
-func (n *ClusterNet) refused(err error) {
+// it: one line per remote host and reason per clusterRefusalLogInterval,
+// so a misconfigured peer redialing all day is one line, not thousands.
+func (n *ClusterNet) refused(err error, remote string) {
 	n.stats.handshakeRefused.Add(1)
-	now := time.Now().UnixNano()
-	last := n.refusalLast.Load()
-	if now-last < int64(clusterRefusalLogInterval) || !n.refusalLast.CompareAndSwap(last, now) {
-		n.refusalQuiet.Add(1)
-		return
+	host, _, splitErr := net.SplitHostPort(remote)
+	if splitErr != nil {
+		host = remote
 	}
-	n.logger.Warn("cluster: refused a replica link", "err", err.Error(), "refusals_not_logged", n.refusalQuiet.Swap(0))
+	if quiet, ok := n.refusals.admit(host+" "+err.Error(), time.Now()); ok {
+		n.logger.Warn("cluster: refused a replica link", "remote", remote, "err", err.Error(),
+			"same_refusals_not_logged", quiet)
+	}
+}
+
+// refusalLog remembers which refusals were logged lately, for at most
+// clusterRefusalKeysMax keys (beyond, it forgets them all and starts
+// over: a flood of distinct strangers logs at most that many lines per
+// interval).
+type refusalLog struct {
+	mu   sync.Mutex
+	seen map[string]refusalSeen
+}
+
+type refusalSeen struct {
+	logged time.Time
+	quiet  uint64
+}
+
+// admit reports whether to log a refusal under key now, and how many of
+// the same went unlogged since the last line.
+func (r *refusalLog) admit(key string, now time.Time) (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil || len(r.seen) >= clusterRefusalKeysMax {
+		r.seen = make(map[string]refusalSeen)
+	}
+	seen, ok := r.seen[key]
+	if ok && now.Sub(seen.logged) < clusterRefusalLogInterval {
+		seen.quiet++
+		r.seen[key] = seen
+		return 0, false
+	}
+	r.seen[key] = refusalSeen{logged: now}
+	return seen.quiet, true
 }
 
 // logFrame logs a rejected frame; the link closes, so this is at most one

@@ -10,12 +10,12 @@ const (
 	clusterPeersMax = 16
 
 	// clusterMessageBytesMax is the largest vsr message a link carries,
-	// header included: the runtime's largest frame, which is also the
-	// largest request frame the front admits, so a Prepare holding the
-	// largest batch (the request's body under a smaller vsr header) fits.
-	// A frame declaring more closes the link; Send drops a larger message
+	// header included: a peer connection's largest frame, the largest
+	// client frame plus headroom, so a Prepare holding the largest batch
+	// the front admits fits with any header vsr puts around it. A frame
+	// declaring more closes the link; Send drops a larger message
 	// (DroppedLarge).
-	clusterMessageBytesMax = frameBytesMax
+	clusterMessageBytesMax = peerFrameBytesMax
 
 	// clusterQueueBytesMax bounds the message bytes queued for one peer
 	// and not yet handed to its connection; Send drops beyond it (vsr
@@ -40,8 +40,18 @@ const (
 	// connection; within the connection's push queue.
 	clusterConnBuffersMax = 16
 
+	// clusterDirectBytesMin is the smallest message the owner shard hands
+	// its connection straight away when it has room, in one copy instead
+	// of two; smaller ones go through the queue to travel in batches.
+	clusterDirectBytesMin = 64 << 10
+
 	// clusterHandshakeTimeout bounds a handshake, either side, and a dial.
 	clusterHandshakeTimeout = 2 * time.Second
+
+	// clusterPendingInboundMax bounds the inbound links authenticating at
+	// once: a flood of strangers, each held up to clusterHandshakeTimeout,
+	// cannot take every connection slot. A cluster's nodes need one each.
+	clusterPendingInboundMax = 64
 
 	// clusterDialBackoffMin and clusterDialBackoffMax bound the wait
 	// between dials to a peer that is down; it doubles per failure, with
@@ -67,9 +77,12 @@ const (
 	clusterWakeRetryDelay = time.Millisecond
 
 	// clusterRefusalLogInterval spaces the log lines about refused
-	// inbound links (strangers, wrong secrets): one line per interval,
-	// with the count of the refusals it stands for.
-	clusterRefusalLogInterval = time.Second
+	// inbound links (strangers, wrong secrets): one line per remote host
+	// and reason per interval, with the count of those it stands for.
+	clusterRefusalLogInterval = 10 * time.Minute
+
+	// clusterRefusalKeysMax bounds the remembered (host, reason) pairs.
+	clusterRefusalKeysMax = 256
 
 	// clusterSecretBytesMin is the shortest shared secret accepted (the
 	// configuration's rule; an HMAC key shorter than its hash is weak).

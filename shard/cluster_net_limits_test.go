@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/vsr"
 )
@@ -21,7 +24,8 @@ func TestClusterNetLimits(t *testing.T) {
 		}
 	}
 	check(clusterPeersMax <= 256, "a replica id fits the vsr header's one byte")
-	check(clusterMessageBytesMax <= frameBytesMax, "a link's largest message is a frame a connection accepts")
+	check(clusterMessageBytesMax <= peerFrameBytesMax, "a link's largest message is a frame a peer connection accepts")
+	check(peerFrameBytesMax >= frameBytesMax+64<<10, "a Prepare holding the largest client frame's batch fits a peer frame")
 	check(clusterMessageBytesMax > vsrHeaderBytes, "a message holds its header and a body")
 	check(clusterQueueBytesMax >= 2*clusterMessageBytesMax, "two largest messages queue, so a large Prepare does not starve heartbeats")
 	check(clusterQueueMessagesMax >= 2*vsrMessagesPerStepMax, "a peer's queue takes two bursts of one vsr step")
@@ -42,6 +46,8 @@ func TestClusterNetLimits(t *testing.T) {
 	check(vsr.DecodeMessage(message, &header) == nil && int(header.Size) == vsrHeaderBytes, "an empty vsr message is one header")
 	check(errors.Is(vsr.DecodeMessage(message[:vsrHeaderBytes-1], &header), vsr.ErrShort), "vsr's header is vsrHeaderBytes")
 	check(headerSizeAt(message) == vsrHeaderBytes, "vsr keeps the message size at vsrSizeOffset")
+	check(errors.Is(vsr.DecodeMessage(make([]byte, clusterMessageBytesMax+1), &header), vsr.ErrTooLarge),
+		"vsr's messageBytesMax is at most clusterMessageBytesMax: every message vsr sends crosses a link")
 }
 
 // vsrMessagesPerStepMax mirrors vsr's bound on the messages one Step or
@@ -139,6 +145,64 @@ func TestClusterHandshakeMACs(t *testing.T) {
 	} {
 		if mac == base {
 			t.Errorf("the dialer's MAC ignores the %s", name)
+		}
+	}
+}
+
+// TestClusterNetOptionsRefused: NewClusterNet names what is wrong with
+// options it refuses.
+func TestClusterNetOptionsRefused(t *testing.T) {
+	valid := func() ClusterNetOptions {
+		return ClusterNetOptions{Cluster: 1, Replica: 0, ReplicaAddresses: []string{"127.0.0.1:1", "127.0.0.1:2"},
+			Secret: testSecret, Deliver: func(*Shard, int, []byte) {}}
+	}
+	if _, err := NewClusterNet(valid()); err != nil {
+		t.Fatalf("valid options refused: %v", err)
+	}
+	for name, change := range map[string]func(o *ClusterNetOptions){
+		"cluster id is zero":       func(o *ClusterNetOptions) { o.Cluster = 0 },
+		"0 replica addresses":      func(o *ClusterNetOptions) { o.ReplicaAddresses = nil },
+		"17 replica addresses":     func(o *ClusterNetOptions) { o.ReplicaAddresses = make([]string, 17) },
+		"replica 2 outside":        func(o *ClusterNetOptions) { o.Replica = 2 },
+		"replica -1 outside":       func(o *ClusterNetOptions) { o.Replica = -1 },
+		"secret of 31 bytes":       func(o *ClusterNetOptions) { o.Secret = testSecret[:31] },
+		"Deliver is required":      func(o *ClusterNetOptions) { o.Deliver = nil },
+		"replica 1 has no address": func(o *ClusterNetOptions) { o.ReplicaAddresses[1] = "" },
+		"share the address":        func(o *ClusterNetOptions) { o.ReplicaAddresses[1] = o.ReplicaAddresses[0] },
+	} {
+		options := valid()
+		change(&options)
+		_, err := NewClusterNet(options)
+		if !errors.Is(err, ErrClusterNetOptions) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: got %v", name, err)
+		}
+	}
+}
+
+// TestClusterNetRefusalLog: a refusal is logged once per key and interval,
+// the next line counts those skipped, and the key table stays bounded.
+func TestClusterNetRefusalLog(t *testing.T) {
+	var log refusalLog
+	now := time.Unix(1000, 0)
+	if _, ok := log.admit("10.0.0.1 mac", now); !ok {
+		t.Fatal("a first refusal is not logged")
+	}
+	for range 5 {
+		if _, ok := log.admit("10.0.0.1 mac", now.Add(time.Second)); ok {
+			t.Fatal("a repeated refusal is logged within the interval")
+		}
+	}
+	if _, ok := log.admit("10.0.0.2 mac", now.Add(time.Second)); !ok {
+		t.Fatal("another host's refusal is not logged")
+	}
+	quiet, ok := log.admit("10.0.0.1 mac", now.Add(clusterRefusalLogInterval+time.Second))
+	if !ok || quiet != 5 {
+		t.Fatalf("after the interval: logged %v, %d skipped, want true, 5", ok, quiet)
+	}
+	for i := range 3 * clusterRefusalKeysMax {
+		log.admit(strconv.Itoa(i), now)
+		if len(log.seen) > clusterRefusalKeysMax {
+			t.Fatalf("%d keys remembered", len(log.seen))
 		}
 	}
 }

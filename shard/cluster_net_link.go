@@ -17,8 +17,10 @@ type netLink struct {
 	owner   int // shard owning the connection; set before the dialer starts
 
 	connected   atomic.Bool   // the connection is adopted and authenticated
-	attempt     atomic.Uint64 // the dialer's current attempt; a stale one is closed
+	attempt     atomic.Uint64 // numbers the dialer's attempts
+	pending     atomic.Uint64 // the attempt handed to the owner, not yet opened or abandoned; 0: none
 	wakePending atomic.Bool   // a flush message to the owner is on its way
+	wakeRetry   []bool        // by shard: a timer retries this shard's wake-up; only that shard touches its entry
 	up          chan struct{} // owner → dialer: the attempt's connection opened
 	down        chan struct{} // owner → dialer: the connection closed
 
@@ -84,9 +86,18 @@ func (l *netLink) wake(s *Shard) {
 		return
 	}
 	l.wakePending.Store(false)
-	if _, err := s.After(clusterWakeRetryDelay, func(time.Time) { l.wake(s) }); err != nil {
-		s.logger.Warn("cluster: cannot retry a link wake-up", "peer", l.peer, "err", err.Error())
+	if l.wakeRetry[s.id] {
+		return // this shard's retry is already armed
 	}
+	_, err := s.After(clusterWakeRetryDelay, func(time.Time) {
+		l.wakeRetry[s.id] = false
+		l.wake(s)
+	})
+	if err != nil {
+		s.logger.Warn("cluster: cannot retry a link wake-up", "peer", l.peer, "err", err.Error())
+		return
+	}
+	l.wakeRetry[s.id] = true
 }
 
 // onWake runs on the owner for a flush message.
@@ -105,30 +116,60 @@ func (l *netLink) flush(sh *Shard) {
 		return
 	}
 	for l.connBuffers < clusterConnBuffersMax && l.connBytes < clusterConnBytesMax {
-		buf := l.takeBatch(sh)
+		buf, count := l.takeBatch(sh)
 		if buf == nil {
 			return
 		}
-		size := len(buf)
-		if err := l.conn.Send(buf); err != nil {
-			// Closed: OnClose follows and the link redials. The push queue
-			// cannot be full (clusterConnBuffersMax ≤ pushQueueLenMax).
-			invariant.Assert(err == ErrConnClosed, "a link's push queue has room")
+		if !l.handOver(buf) {
+			l.net.stats.droppedClosed.Add(uint64(count))
 			return
 		}
-		l.connSizes[(l.connHead+l.connBuffers)%clusterConnBuffersMax] = size
-		l.connBuffers++
-		l.connBytes += size
+		l.net.stats.messagesSent.Add(uint64(count))
+		l.net.stats.bytesSent.Add(uint64(len(buf)))
 	}
 }
 
+// sendDirect hands msg to the connection in one copy, skipping the queue,
+// when the owner itself sends and the connection has room. Order holds:
+// the connection has room only when the queue holds nothing this shard
+// queued (flush empties the queue before the connection fills).
+func (l *netLink) sendDirect(sh *Shard, msg []byte) bool {
+	if l.conn == nil || l.connBuffers >= clusterConnBuffersMax || l.connBytes >= clusterConnBytesMax {
+		return false
+	}
+	buf := sh.frameBuffer(len(msg))
+	copy(buf, msg)
+	if !l.handOver(buf) {
+		return false // the connection closes: the queue takes msg, and drops it with the rest
+	}
+	l.net.stats.messagesSent.Add(1)
+	l.net.stats.bytesSent.Add(uint64(len(msg)))
+	return true
+}
+
+// handOver queues buf on the connection, which owns it from now on.
+func (l *netLink) handOver(buf []byte) bool {
+	size := len(buf)
+	if err := l.conn.Send(buf); err != nil {
+		// Closed: OnClose follows and the link redials. The push queue
+		// cannot be full (clusterConnBuffersMax ≤ pushQueueLenMax).
+		invariant.Assert(err == ErrConnClosed, "a link's push queue has room")
+		return false
+	}
+	l.connSizes[(l.connHead+l.connBuffers)%clusterConnBuffersMax] = size
+	l.connBuffers++
+	l.connBytes += size
+	return true
+}
+
 // takeBatch removes the head of the queue, and the messages behind it
-// that fit clusterBatchBytesMax together, into one pooled send buffer.
-func (l *netLink) takeBatch(sh *Shard) []byte {
+// that fit clusterBatchBytesMax together, into one pooled send buffer;
+// it returns the buffer and how many messages it holds.
+func (l *netLink) takeBatch(sh *Shard) ([]byte, int) {
 	l.mu.Lock()
 	if l.queueLen == 0 {
 		l.mu.Unlock()
-		return nil
+		return nil, 0
 	}
 	total := 0
 	batch := l.batch[:0]
@@ -145,7 +186,7 @@ func (l *netLink) takeBatch(sh *Shard) []byte {
 	}
 	l.queueBytes -= total
 	l.mu.Unlock()
-	out := sh.Buffer(total)
+	out := sh.frameBuffer(total)
 	position := 0
 	for i, buf := range batch {
 		position += copy(out[position:], buf.bytes)
@@ -154,9 +195,7 @@ func (l *netLink) takeBatch(sh *Shard) []byte {
 	}
 	invariant.Assert(position == total, "a batch holds its messages whole")
 	l.batch = batch[:0]
-	l.net.stats.messagesSent.Add(uint64(len(batch)))
-	l.net.stats.bytesSent.Add(uint64(total))
-	return out
+	return out, len(batch)
 }
 
 // dropQueued empties the queue of a link that has no connection.
@@ -177,10 +216,11 @@ func (l *netLink) dropQueued() {
 // onOpen runs on the owner when the dialer's socket is adopted.
 func (l *netLink) onOpen(conn *Conn, out *netOutbound) {
 	invariant.Assert(conn.shard.id == l.owner, "a link's connection lives on its owner")
-	if out.attempt != l.attempt.Load() || l.conn != nil {
+	if !l.pending.CompareAndSwap(out.attempt, 0) {
 		conn.Close() // the dialer gave up on this attempt and dialed again
 		return
 	}
+	invariant.Assert(l.conn == nil, "one connection per link")
 	l.conn = conn
 	l.connHead, l.connBuffers, l.connBytes = 0, 0, 0
 	l.connected.Store(true)
@@ -212,6 +252,9 @@ func (l *netLink) onClose(conn *Conn, err error) {
 	l.conn = nil
 	l.connected.Store(false)
 	l.dropQueued()
+	if conn.shard.stopping {
+		return // the dialer ends with the runtime
+	}
 	if err != nil {
 		l.net.logger.Info("cluster: link closed", "peer", l.peer, "err", err.Error())
 	}

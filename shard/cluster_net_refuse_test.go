@@ -1,7 +1,9 @@
 package shard
 
 import (
+	"context"
 	"crypto/hmac"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -62,7 +64,7 @@ func expectRefusals(t *testing.T, nodes ...*netNode) {
 		if lines := node.logs.count("cannot link to peer"); lines == 0 || lines > 3 {
 			t.Fatalf("node %d: %d dial failure lines for %d failures", i, lines, stats.DialFailures)
 		}
-		if lines := node.logs.count("refused a replica link"); lines == 0 || uint64(lines) >= stats.HandshakeRefused {
+		if lines := node.logs.count("refused a replica link"); lines != 1 {
 			t.Fatalf("node %d: %d refusal lines for %d refusals", i, lines, stats.HandshakeRefused)
 		}
 	}
@@ -137,10 +139,24 @@ func TestClusterNetBadFrame(t *testing.T) {
 		if stats := node.net.Stats(); stats.FramesRejected != 1 || stats.MessagesReceived != 1 {
 			t.Fatalf("stats %+v", stats)
 		}
+		// A header declaring more than a link carries closes it unread.
+		conn = dialStranger(t, addresses[0])
+		if err := fakeHandshake(t, conn, 1, testClusterID, testSecret); err != nil {
+			t.Fatal(err)
+		}
+		huge := testMessage(testClient(1, 0), 3, 1000)
+		binary.LittleEndian.PutUint32(huge[vsrSizeOffset:], clusterMessageBytesMax+1)
+		if _, err := conn.Write(huge); err != nil {
+			t.Fatal(err)
+		}
+		expectClosed(t, conn)
+		if stats := node.net.Stats(); stats.FramesRejected != 2 || stats.MessagesReceived != 1 {
+			t.Fatalf("stats %+v", stats)
+		}
 	})
 }
 
-// dialStranger connects to address and reads the challenge.
+// dialStranger connects to address.
 func dialStranger(t *testing.T, address string) net.Conn {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", address, 5*time.Second)
@@ -211,4 +227,102 @@ func fakeAcceptor(t *testing.T, listener net.Listener, replica int) net.Conn {
 		t.Fatal(err)
 	}
 	return conn
+}
+
+// TestClusterNetReplacedLink: when a peer authenticates a second link
+// (it restarted), the older link closes at its next frame and only the
+// newer one delivers.
+func TestClusterNetReplacedLink(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		addresses := freeAddresses(t, 2)
+		node := startNetNode(t, netNodeConfig{backend: backend, addresses: addresses, replica: 0})
+		client := testClient(1, 0)
+		older := dialStranger(t, addresses[0])
+		if err := fakeHandshake(t, older, 1, testClusterID, testSecret); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := older.Write(testMessage(client, 1, 500)); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 10*time.Second, "the first message", func() bool { return len(node.received(client)) == 1 })
+		newer := dialStranger(t, addresses[0])
+		if err := fakeHandshake(t, newer, 1, testClusterID, testSecret); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := older.Write(testMessage(client, 2, 500)); err != nil {
+			t.Fatal(err)
+		}
+		expectClosed(t, older)
+		if _, err := newer.Write(testMessage(client, 3, 500)); err != nil {
+			t.Fatal(err)
+		}
+		expectReceived(t, node, client, []uint64{1, 3})
+	})
+}
+
+// TestClusterNetStopStalledPeer: a runtime whose link to a peer that
+// stopped reading still holds queued messages shuts down at once, without
+// waiting for the drain's deadline.
+func TestClusterNetStopStalledPeer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer listener.Close()
+		addresses := append(freeAddresses(t, 1), listener.Addr().String())
+		node := startNetNode(t, netNodeConfig{backend: backend, addresses: addresses, replica: 0})
+		fakeAcceptor(t, listener, 1)
+		waitUntil(t, 10*time.Second, "the link up", func() bool { return node.net.Connected(1) })
+		for request := uint64(1); ; request++ {
+			if len(sendSeries(node, 0, 1, 1, request, 1, func(int) int { return 1 << 20 })) == 0 {
+				break
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		began := time.Now()
+		if err := node.rt.Shutdown(ctx); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+		if took := time.Since(began); took > 2*time.Second {
+			t.Fatalf("shutdown took %v", took)
+		}
+		if stats := node.net.Stats(); stats.DroppedClosed == 0 {
+			t.Fatalf("stats %+v: the queued messages were not dropped", stats)
+		}
+	})
+}
+
+// TestClusterNetPendingLimit: at most clusterPendingInboundMax links
+// authenticate at once; one more is closed before any challenge, and a
+// slot frees as soon as a pending link leaves.
+func TestClusterNetPendingLimit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		addresses := freeAddresses(t, 2)
+		node := startNetNode(t, netNodeConfig{backend: backend, addresses: addresses, replica: 0})
+		pending := make([]net.Conn, clusterPendingInboundMax)
+		for i := range pending {
+			pending[i] = dialStranger(t, addresses[0])
+			readChallenge(t, pending[i])
+		}
+		extra := dialStranger(t, addresses[0])
+		if n, _ := io.ReadFull(extra, make([]byte, handshakeAskBytes)); n != 0 {
+			t.Fatalf("a link beyond the limit got %d challenge bytes", n)
+		}
+		_ = pending[0].Close()
+		waitUntil(t, 10*time.Second, "the left link counted", func() bool { return node.net.Stats().HandshakeRefused == 2 })
+		readChallenge(t, dialStranger(t, addresses[0]))
+	})
+}
+
+func readChallenge(t *testing.T, conn net.Conn) {
+	t.Helper()
+	ask := make([]byte, handshakeAskBytes)
+	if _, err := io.ReadFull(conn, ask); err != nil {
+		t.Fatal(err)
+	}
+	if cluster, _, err := decodeAsk(ask); err != nil || cluster != testClusterID {
+		t.Fatalf("challenge: cluster %#x, %v", cluster, err)
+	}
 }

@@ -15,6 +15,23 @@ import (
 // external inboxes; each is served by that shard's peer Handler, which is
 // also the Handler of the sockets handed over with Runtime.AdoptPeer.
 
+// peerFrameBytesMax is the largest frame of a peer connection: a vsr
+// Prepare holding the largest client batch under its own header, or a
+// vsr state chunk, with headroom (vsr's messageBytesMax must not exceed
+// it; TestClusterNetLimits checks).
+const peerFrameBytesMax = frameBytesMax + 1<<20
+
+// frameBuffer returns a buffer for a frame of size bytes: the pool's up to
+// frameBytesMax, Go memory above (only peer frames are larger; Release
+// leaves such a buffer to the garbage collector).
+func (sh *Shard) frameBuffer(size int) []byte {
+	if size > frameBytesMax {
+		invariant.Assert(size <= peerFrameBytesMax, "a frame fits the peer frame limit")
+		return make([]byte, size)
+	}
+	return sh.Buffer(size)
+}
+
 // peerAcceptSlot is the token slot of the peer listener's accept; the
 // client listener's accept uses slot 0.
 const peerAcceptSlot = 1

@@ -73,6 +73,8 @@ type clusterPartition struct {
 	syncOffset uint64
 	record     [partitionRecordBytes]byte
 	syncFn     func(error)
+
+	restore *partitionRestore // waiting for the writes in flight
 }
 
 // partitionGroup is the group id of a partition.
@@ -302,6 +304,9 @@ func (cp *clusterPartition) appended() {
 	if cp.waiting {
 		cp.resume()
 	}
+	if cp.appendsInflight == 0 {
+		cp.quiesced()
+	}
 }
 
 // applyOffset stores or deletes a consumer offset once every earlier append
@@ -349,6 +354,7 @@ func (cp *clusterPartition) offsetDone(op *engine.OffsetOp) {
 	if cp.waiting {
 		cp.resume()
 	}
+	cp.quiesced()
 }
 
 // mark moves the applied mark: an fdatasync of the partition makes what
@@ -392,35 +398,113 @@ func (cp *clusterPartition) tick() {
 	cp.mark(true)
 }
 
-// partitionSnapshotVersion heads a partition's state transfer payload.
-const partitionSnapshotVersion = 1
+// partitionSnapshotVersion heads a partition's state transfer payload:
+// [version u8][applied op u64][offset next u64], then the engine's
+// partition snapshot (engine.ExportSnapshot).
+const (
+	partitionSnapshotVersion     = 1
+	partitionSnapshotHeaderBytes = 17
+)
 
 // errPartitionSnapshot: a state transfer payload this node cannot install.
 var errPartitionSnapshot = errors.New("shard: partition snapshot cannot be installed")
 
-// Snapshot is the state a lagging replica installs: the applied op and
-// the offset next after it, then the partition's contents.
-func (cp *clusterPartition) Snapshot(dst []byte) []byte {
-	dst = append(dst, partitionSnapshotVersion)
-	dst = binary.LittleEndian.AppendUint64(dst, cp.appliedOp)
-	return binary.LittleEndian.AppendUint64(dst, cp.offsetNext)
+// SnapshotReady: a snapshot must wait until every applied append and
+// offset is in the engine (clusterSnapshotGate).
+func (cp *clusterPartition) SnapshotReady() bool {
+	return cp.appendsInflight == 0 && !cp.offsetBusy
 }
 
-// Restore installs a peer's state. Until partition contents travel in the
-// payload, only a payload this partition already matches (same applied
-// op, same offset next) installs; anything else stops the runtime rather
-// than serve a partition that differs from its peers.
+// quiesced lets a held snapshot request go once nothing is in flight.
+func (cp *clusterPartition) quiesced() {
+	if cp.SnapshotReady() {
+		if cp.restore != nil {
+			cp.install()
+			return
+		}
+		if cp.group != nil {
+			cp.group.Quiesced()
+		}
+	}
+}
+
+// Snapshot is the state a lagging replica installs: the applied op, the
+// offset next after it, then the partition's contents. A partition that
+// cannot be exported (a purge under way, larger than a transfer, damaged)
+// yields a payload the receiver refuses, which stops it rather than let it
+// serve a partition that differs from its peers.
+func (cp *clusterPartition) Snapshot(dst []byte) []byte {
+	start := len(dst)
+	dst = append(dst, partitionSnapshotVersion)
+	dst = binary.LittleEndian.AppendUint64(dst, cp.appliedOp)
+	dst = binary.LittleEndian.AppendUint64(dst, cp.offsetNext)
+	if cp.p.part.OffsetNext() != cp.offsetNext {
+		cp.ds.data.logger.Error("shard: partition snapshot refused: the engine is not at the applied mark",
+			"partition", cp.p.key.String())
+		return dst[:start+1]
+	}
+	limit := engine.SnapshotBytesMax - partitionSnapshotHeaderBytes - (1 << 20)
+	out, err := cp.p.part.ExportSnapshot(dst, limit, cp.ds.storage.direct)
+	if err != nil {
+		cp.ds.data.logger.Error("shard: partition snapshot failed", "partition", cp.p.key.String(), "err", err.Error())
+		return dst[:start+1]
+	}
+	return out
+}
+
+// partitionRestore is a peer's state waiting for this partition's
+// writes to finish before it replaces the partition.
+type partitionRestore struct {
+	contents []byte
+	op       uint64
+	next     uint64
+	done     func(error)
+}
+
+// Restore installs a peer's state: the engine partition closes, its
+// directory is replaced by the snapshot's contents and it opens again;
+// ops on it wait meanwhile.
 func (cp *clusterPartition) Restore(_ *ClusterGroup, snapshot []byte, op uint64, done func(error)) {
-	if len(snapshot) < 17 || snapshot[0] != partitionSnapshotVersion {
+	if len(snapshot) < partitionSnapshotHeaderBytes || snapshot[0] != partitionSnapshotVersion {
 		done(errPartitionSnapshot)
 		return
 	}
 	applied := binary.LittleEndian.Uint64(snapshot[1:])
-	next := binary.LittleEndian.Uint64(snapshot[9:])
-	if applied != op || next != cp.p.part.OffsetNext() || cp.appendsInflight > 0 {
+	if applied != op {
 		done(errPartitionSnapshot)
 		return
 	}
-	cp.appliedOp, cp.offsetNext = applied, next
-	done(nil)
+	cp.restore = &partitionRestore{contents: snapshot[partitionSnapshotHeaderBytes:], op: op,
+		next: binary.LittleEndian.Uint64(snapshot[9:]), done: done}
+	cp.quiesced()
+}
+
+// install replaces the partition with the waiting restore.
+func (cp *clusterPartition) install() {
+	restore, ds, p := cp.restore, cp.ds, cp.p
+	cp.restore = nil
+	p.state = partitionOpening // ops park until it opens again
+	p.part.Close(func(err error) {
+		if err != nil {
+			restore.done(err)
+			return
+		}
+		options := ds.partitionOptions(p.key, p.config)
+		engine.InstallSnapshot(ds.storage, options, restore.contents, func(part *engine.Partition, err error) {
+			if err != nil {
+				restore.done(err)
+				return
+			}
+			p.part, p.state = part, partitionOpen
+			cp.appliedOp, cp.offsetNext, cp.skipUntil = restore.op, restore.next, part.OffsetNext()
+			cp.markedOp = restore.op // the install fdatasynced the contents
+			binary.LittleEndian.PutUint64(cp.record[:], restore.op)
+			binary.LittleEndian.PutUint64(cp.record[8:], restore.next)
+			cp.group.Record(cp.record[:])
+			ds.data.logger.Info("shard: partition installed a peer's state", "partition", p.key.String(),
+				"op", restore.op, "offset_next", restore.next)
+			restore.done(nil)
+			ds.unpark(p)
+		})
+	})
 }

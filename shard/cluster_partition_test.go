@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -135,12 +136,17 @@ func (n *clusterTestNode) send(t *testing.T, partition uint32, payloads ...strin
 	return 0
 }
 
-// poll returns every payload of partition from offset 0 with its offset.
-func (n *clusterTestNode) poll(t *testing.T, partition uint32) []string {
+// poll returns every payload of partition from offset 0 with its offset,
+// and false while the partition is not there yet.
+func (n *clusterTestNode) poll(t *testing.T, partition uint32) ([]string, bool) {
 	body := &wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
 		Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partition: wire.PartitionOf(partition),
 		Strategy: wire.Strategy{Kind: wire.StrategyOffset}, Count: 100000}
 	r := n.request(t, wire.OperationNonReplicated, wire.CodePollMessages, body)
+	switch r.Header.Status {
+	case wire.StatusStreamIDNotFound, wire.StatusTopicIDNotFound, wire.StatusPartitionNotFound:
+		return nil, false
+	}
 	if r.Err() != nil {
 		t.Fatalf("poll: %v", r.Err())
 	}
@@ -153,14 +159,14 @@ func (n *clusterTestNode) poll(t *testing.T, partition uint32) []string {
 	for message, ok := it.Next(); ok; message, ok = it.Next() {
 		payloads = append(payloads, fmt.Sprintf("%d:%s", message.Offset, message.Payload))
 	}
-	return payloads
+	return payloads, true
 }
 
 // waitPoll polls partition on n until it holds want messages.
 func (n *clusterTestNode) waitPoll(t *testing.T, partition uint32, want int) []string {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		got := n.poll(t, partition)
-		if len(got) >= want || time.Now().After(deadline) {
+		got, found := n.poll(t, partition)
+		if found && len(got) >= want || time.Now().After(deadline) {
 			return got
 		}
 	}
@@ -185,8 +191,9 @@ func TestClusterPartitionReplicates(t *testing.T) {
 	nodes := make([]*clusterTestNode, 3)
 	for i := range nodes {
 		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-		nodes[i].setup(t, partitions)
 	}
+	nodes[1].setup(t, partitions) // through the metadata group: every node creates them
+	checkSame(t, nodes, partitions, 0)
 	for round := range 4 {
 		for p := range uint32(partitions) {
 			for i, n := range nodes {
@@ -230,5 +237,47 @@ func checkSame(t *testing.T, nodes []*clusterTestNode, partitions uint32, want i
 				t.Fatalf("partition %d: node %d holds %v, first node %v", p, i+1, got, first)
 			}
 		}
+	}
+}
+
+// TestClusterPartitionStateTransfer checks that a node too far behind for
+// journal repair catches up by state transfer: a backup stops, the
+// partition takes more ops than a journal holds, and the backup restarts,
+// once on its own data and once on a wiped data directory.
+func TestClusterPartitionStateTransfer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two restarts behind a long log take seconds")
+	}
+	memory := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
+	}
+	nodes[0].setup(t, 1)
+	checkSame(t, nodes, 1, 0)
+	key := PartitionKey{Stream: 0, Topic: 0, Partition: 0}
+	sent := 0
+	for _, wipe := range []bool{false, true} {
+		victim := (memory.primary(partitionGroup(key)) + 1) % 3
+		if victim == memory.primary(0) {
+			victim = (victim + 1) % 3 // keep the metadata group's primary
+		}
+		memory.setUp(victim, false)
+		nodes[victim].stop()
+		if wipe {
+			if err := os.RemoveAll(nodes[victim].dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		others := []*clusterTestNode{nodes[(victim+1)%3], nodes[(victim+2)%3]}
+		for i := range 3 * clusterJournalSlotCount {
+			others[i%2].send(t, 0, fmt.Sprintf("m%d", sent))
+			sent++
+		}
+		nodes[victim] = startClusterServer(t, victim, 3, nodes[victim].dir, memoryTransport(memory, victim))
+		others[0].send(t, 0, fmt.Sprintf("m%d", sent))
+		sent++
+		checkSame(t, nodes, 1, sent)
 	}
 }

@@ -114,6 +114,16 @@ func (c *Conn) enqueue(buf []byte, reply bool) {
 	}
 }
 
+// frameBytesLimit is the largest frame the connection takes: a peer link
+// (a cluster's replica stream) carries vsr messages somewhat larger than
+// the largest client frame.
+func (c *Conn) frameBytesLimit() int {
+	if c.handler == c.shard.peerHandler {
+		return peerFrameBytesMax
+	}
+	return frameBytesMax
+}
+
 // consumed frees the in-flight slot of a delivered frame that gets no
 // reply (a one-way protocol, such as a cluster's replica stream).
 func (c *Conn) consumed() {
@@ -384,7 +394,7 @@ func (c *Conn) consumeHead(data []byte) []byte {
 	case err != nil:
 		c.close(fmt.Errorf("%w: %w", ErrFrameHeader, err))
 		return nil
-	case size > frameBytesMax:
+	case size > c.frameBytesLimit():
 		c.close(fmt.Errorf("%w: %d bytes", ErrFrameTooLarge, size))
 		return nil
 	case size == 0 && c.headLen+take == frameHeadBytesMax:
@@ -397,7 +407,7 @@ func (c *Conn) consumeHead(data []byte) []byte {
 	invariant.Assert(size > 0, "a sized frame has bytes")
 	// Bytes of data already copied into head may belong to this frame or
 	// the next; only those before data are taken from head.
-	c.frame = c.shard.Buffer(size)
+	c.frame = c.shard.frameBuffer(size)
 	c.frameLen = copy(c.frame, c.head[:c.headLen])
 	c.headLen = 0
 	return data

@@ -261,12 +261,20 @@ func (ds *DataShard) open(key PartitionKey, config PartitionConfig, share *dataF
 	p.purgeOp.Done = func(*engine.MaintenanceOp) { ds.purgeDone(p) }
 	ds.partitions[key] = p
 	ds.data.opening.Add(1)
+	options := ds.partitionOptions(key, config)
+	engine.OpenPartition(ds.storage, options, func(part *engine.Partition, err error) {
+		ds.opened(p, part, err)
+	})
+}
+
+// partitionOptions are the engine options a partition opens with.
+func (ds *DataShard) partitionOptions(key PartitionKey, config PartitionConfig) engine.PartitionOptions {
 	durability := config.Durability
 	if ds.data.cluster != nil {
 		// The group's journal carries durability; the engine writes behind.
 		durability = engine.DurabilityWritten
 	}
-	options := engine.PartitionOptions{
+	return engine.PartitionOptions{
 		Directory:         PartitionDirectory(ds.data.options.Directory, key),
 		PartitionID:       key.Partition,
 		SegmentBytes:      config.SegmentBytes,
@@ -279,9 +287,6 @@ func (ds *DataShard) open(key PartitionKey, config PartitionConfig, share *dataF
 		Release:           ds.shard.Release,
 		Logger:            ds.data.logger.With("partition", key.String(), "shard", ds.shard.id),
 	}
-	engine.OpenPartition(ds.storage, options, func(part *engine.Partition, err error) {
-		ds.opened(p, part, err)
-	})
 }
 
 // opened finishes an open: serve (in cluster mode once the partition's

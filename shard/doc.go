@@ -93,6 +93,12 @@
 // and retries; beyond that it serves the connection itself. It never drops
 // one.
 //
+// A cluster node has a second listener, for its replica links
+// (Options.PeerListen): the last shard accepts on it and spreads the
+// sockets round robin; a second per-shard Handler (Options.NewPeerHandler)
+// serves them and the sockets handed over with Runtime.AdoptPeer.
+// ClusterNet (cluster_net*.go) is that handler: the replica transport.
+//
 // # Use
 //
 //	rt, err := shard.Start(shard.Options{Listen: ":8090", NewHandler: newFront})

@@ -31,6 +31,8 @@ type Server struct {
 	startedAt time.Time
 	cpu       cpuSampler
 	fatalOnce sync.Once
+	// clusterView is the replication layer's, once installed.
+	clusterView atomic.Pointer[clusterViewBox]
 }
 
 // StartServer starts the runtime with a front on every shard, opens the

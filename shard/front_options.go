@@ -57,6 +57,9 @@ type ServerOptions struct {
 	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
 	// the protocol's cap); a larger one closes the connection.
 	FrameBytesMax int
+	// Roster is this node's cluster configuration, which cluster metadata
+	// reports; the zero value is a single node.
+	Roster ClusterConfig
 	// ConfigText is the effective configuration, shown in snapshots.
 	ConfigText string
 	// Fatal is called once, from any shard, when continuing is unsafe (a
@@ -91,6 +94,9 @@ func (o *ServerOptions) withDefaults() error {
 	}
 	if len(o.RootPassword) < passwordBytesMin || len(o.RootPassword) > passwordBytesMax {
 		return fmt.Errorf("%w: root password must be %d..%d bytes", ErrServerOptions, passwordBytesMin, passwordBytesMax)
+	}
+	if err := o.Roster.validate(); err != nil {
+		return err
 	}
 	if o.ClusterName == "" {
 		o.ClusterName = "whippet-cluster"

@@ -134,8 +134,10 @@ func (f *front) getClients(c *call, view *frontView) {
 	c.payload = &list
 }
 
-// getClusterMetadata reports this single node as the healthy leader, at
-// the address the client reached it on, so that no SDK redirects (§11).
+// getClusterMetadata reports the roster at the address the client reached
+// this node on (§11): a single node reports itself as the healthy leader,
+// so that no SDK redirects; a clustered node reports every node, with the
+// metadata group's primary as leader.
 func (f *front) getClusterMetadata(c *call, _ *frontView) {
 	ip, port := "127.0.0.1", 0
 	if addr := f.shard.Runtime().Addr(); addr != nil {
@@ -148,11 +150,17 @@ func (f *front) getClusterMetadata(c *call, _ *frontView) {
 			ip = host
 		}
 	}
+	options := &f.server.options
+	if options.Roster.Enabled {
+		c.payload = &wire.ClusterMetadata{Name: options.ClusterName,
+			Nodes: clusterRoster(&options.Roster, f.server.loadClusterView(), ip, port)}
+		return
+	}
 	hostname, _ := os.Hostname() // a name is informational; empty is fine
 	if hostname == "" {
 		hostname = "whippet"
 	}
-	c.payload = &wire.ClusterMetadata{Name: f.server.options.ClusterName, Nodes: []wire.ClusterNode{{
+	c.payload = &wire.ClusterMetadata{Name: options.ClusterName, Nodes: []wire.ClusterNode{{
 		Name: hostname, IP: ip, TCPPort: uint16(port), Role: wire.RoleLeader, Status: wire.NodeHealthy}}}
 }
 

@@ -35,6 +35,13 @@ type connSentNotifier interface {
 	onSent(conn *Conn)
 }
 
+// shardStopper is a peer Handler told when its shard begins to stop,
+// before the shard drains its connections (a link that would only delay
+// the drain can close instead).
+type shardStopper interface {
+	onStopping(sh *Shard)
+}
+
 // Errors a connection closes with, reported through Handler.OnClose.
 var (
 	// ErrFrameTooLarge: a frame declared more than frameBytesMax bytes.

@@ -57,6 +57,9 @@ func (sh *Shard) beginStop() {
 		}
 	}
 	sh.stopPeerAccept()
+	if stopper, ok := sh.peerHandler.(shardStopper); ok {
+		stopper.onStopping(sh)
+	}
 	for _, entry := range sh.handoff {
 		target, fd := entry>>32, entry&(1<<32-1)
 		_ = unix.Close(fd) // never adopted: closing is the whole goodbye

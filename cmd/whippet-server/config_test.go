@@ -32,6 +32,11 @@ func TestInvalidConfigurationExitsTwo(t *testing.T) {
 		{"cluster asked", nil, []string{"WHIPPET_CLUSTER_ENABLED=true", "WHIPPET_CLUSTER_AUTH_SHARED_SECRET=0123456789abcdef0123456789abcdef",
 			"WHIPPET_CLUSTER_NODES_0_NAME=a", "WHIPPET_CLUSTER_NODES_0_ADDRESS=127.0.0.1:1", "WHIPPET_CLUSTER_NODES_0_REPLICA_ADDRESS=127.0.0.1:2"},
 			"cluster.enabled"},
+		// The flag overrides the environment, which named a valid replica.
+		{"replica id flag", []string{"--replica-id", "3"}, []string{"WHIPPET_CLUSTER_ENABLED=true",
+			"WHIPPET_CLUSTER_REPLICA_ID=0", "WHIPPET_CLUSTER_AUTH_SHARED_SECRET=0123456789abcdef0123456789abcdef",
+			"WHIPPET_CLUSTER_NODES_0_NAME=a", "WHIPPET_CLUSTER_NODES_0_ADDRESS=127.0.0.1:1", "WHIPPET_CLUSTER_NODES_0_REPLICA_ADDRESS=127.0.0.1:2"},
+			"cluster.replica_id: 3"},
 	}
 	binary := serverBinary(t)
 	for _, tc := range cases {

@@ -111,26 +111,59 @@ func startServer(t testing.TB, extra ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
+	if err := s.launch(30 * time.Second); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// launch starts the process and waits for its started line; an exit or
+// a timeout first is the error, with the log.
+func (s *server) launch(timeout time.Duration) error {
 	s.command = exec.Command(serverBinary(s.t), s.args...)
-	s.command.Env = append(os.Environ(), s.env...)
+	s.command.Env = append(environWithout("WHIPPET_"), s.env...)
 	stderr, err := s.command.StderrPipe()
 	if err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	s.logs = &logBuffer{started: make(chan string, 1)}
 	if err := s.command.Start(); err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	s.exited = make(chan error, 1)
 	go s.readLogs(stderr)
 	go func() { s.exited <- s.command.Wait() }()
 	select {
 	case s.address = <-s.logs.started:
+		return nil
 	case err := <-s.exited:
-		s.t.Fatalf("server exited at start: %v\n%s", err, s.logs)
-	case <-time.After(30 * time.Second):
-		s.t.Fatalf("server did not start\n%s", s.logs)
+		s.command = nil
+		return &startError{exit: err, log: s.logs.String()}
+	case <-time.After(timeout):
+		return fmt.Errorf("server did not start in %v\n%s", timeout, s.logs)
 	}
+}
+
+// startError is a server that exited before its started line.
+type startError struct {
+	exit error
+	log  string
+}
+
+func (e *startError) Error() string {
+	return fmt.Sprintf("server exited at start: %v\n%s", e.exit, e.log)
+}
+
+// environWithout is this process's environment less the variables named
+// with prefix: a developer's WHIPPET_* settings must not reach the servers
+// a test starts, or the test would run another configuration than it says.
+func environWithout(prefix string) []string {
+	var out []string
+	for _, entry := range os.Environ() {
+		if !strings.HasPrefix(entry, prefix) {
+			out = append(out, entry)
+		}
+	}
+	return out
 }
 
 func (s *server) readLogs(stderr io.Reader) {

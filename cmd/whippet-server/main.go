@@ -3,10 +3,13 @@
 //
 // Usage:
 //
-//	whippet-server [--config server.toml] [--fresh] [--profile cpu|mem|trace]
+//	whippet-server [--config server.toml] [--replica-id N] [--fresh] [--profile cpu|mem|trace]
 //
 // The configuration is the embedded default, then the file named by
 // --config (or WHIPPET_CONFIG_PATH), then WHIPPET_* environment variables.
+// --replica-id sets cluster.replica_id (this node's index into
+// cluster.nodes) over the file and WHIPPET_CLUSTER_REPLICA_ID, so that the
+// nodes of a cluster can share one configuration file.
 // The root user is created on the first start from WHIPPET_ROOT_USERNAME
 // and WHIPPET_ROOT_PASSWORD (default iggy/iggy).
 //
@@ -63,9 +66,15 @@ func run(args []string, environ []string) int {
 	configPath := flags.String("config", "", "configuration file merged over the embedded default")
 	fresh := flags.Bool("fresh", false, "delete system.path before starting (all data is lost)")
 	profileKind := flags.String("profile", "", "write a profile on exit: cpu, mem or trace")
+	replicaID := flags.Int("replica-id", -1, "this node's index into cluster.nodes (overrides cluster.replica_id)")
 	if err := flags.Parse(args); err != nil {
 		return exitConfig
 	}
+	flags.Visit(func(set *flag.Flag) {
+		if set.Name == "replica-id" {
+			environ = configs.WithReplicaID(environ, *replicaID)
+		}
+	})
 	loaded, err := configs.Load(*configPath, environ)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", err)
@@ -100,15 +109,8 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", err)
 		return exitConfig
 	}
-	if fresh {
-		if err := os.RemoveAll(options.DataPath); err != nil {
-			logger.Error("remove the data directory", "path", options.DataPath, "err", err.Error())
-			return exitError
-		}
-	}
-	if err := os.MkdirAll(options.DataPath, 0o755); err != nil {
-		logger.Error("create the data directory", "path", options.DataPath, "err", err.Error())
-		return exitError
+	if code := prepareDataPath(options.DataPath, fresh, logger); code != exitOK {
+		return code
 	}
 	options.ConfigText = configText(*config)
 	options.Fatal = func(reason error) {
@@ -121,6 +123,13 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
+	var view shard.ClusterView
+	if options.Roster.Enabled {
+		if view, err = startReplication(&options, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "whippet-server: invalid cluster configuration:", err)
+			return exitConfig
+		}
+	}
 	server, err := shard.StartServer(options)
 	if err != nil {
 		logger.Error("start", "err", err.Error())
@@ -128,6 +137,9 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 			return exitConfig
 		}
 		return exitError
+	}
+	if view != nil {
+		server.SetClusterView(view)
 	}
 	fronts, err := startFronts(config, server, configs.RootCredentials(environ), logger)
 	if err != nil {
@@ -153,6 +165,21 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		return exitError
 	}
 	logger.Info("whippet-server stopped")
+	return exitOK
+}
+
+// prepareDataPath creates the data directory, emptied first when fresh.
+func prepareDataPath(path string, fresh bool, logger *slog.Logger) int {
+	if fresh {
+		if err := os.RemoveAll(path); err != nil {
+			logger.Error("remove the data directory", "path", path, "err", err.Error())
+			return exitError
+		}
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		logger.Error("create the data directory", "path", path, "err", err.Error())
+		return exitError
+	}
 	return exitOK
 }
 

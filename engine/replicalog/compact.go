@@ -30,7 +30,7 @@ type compactor struct {
 
 func (l *Log) compact() {
 	invariant.Assert(l.persist.current == nil, "replicalog: compaction runs between Persists")
-	k := &compactor{l: l, position: fileHeaderBytes, moved: make([]int64, l.slotCount)}
+	k := &compactor{l: l, position: recordsAt, moved: make([]int64, l.slotCount)}
 	k.c.storage = l.storage
 	k.c.op.Callback = k.c.callback
 	for slot, record := range l.slots {
@@ -66,12 +66,26 @@ func (k *compactor) then(next func(*engine.Op)) func(*engine.Op) {
 	}
 }
 
+// writeHeader writes the new file's header and the current superblock
+// copy (same sequence and region, the new generation), so the new file
+// alone holds the whole state.
 func (k *compactor) writeHeader(*engine.Op) {
+	l := k.l
 	buffer := make([]byte, fileHeaderBytes)
 	k.header.encode(buffer)
 	k.set(engine.OpWrite, k.file, "", 0)
 	k.c.op.Buffer = buffer
-	k.c.run(k.then(k.copyNext))
+	if l.sequence == 0 {
+		k.c.run(k.then(k.copyNext))
+		return
+	}
+	k.c.run(k.then(func(*engine.Op) {
+		c := l.superCopy(k.header.generation, l.liveBytes, l.liveBytes)
+		k.set(engine.OpWrite, k.file, "", 0)
+		k.c.op.Buffer = c.encode(make([]byte, copyHeaderBytes+len(c.hardState)+len(c.app)))
+		k.c.op.Position = copyAt(regionOf(l.sequence))
+		k.c.run(k.then(k.copyNext))
+	}))
 }
 
 // copyNext reads the next live record into the gather buffer, or writes
@@ -138,7 +152,7 @@ func (k *compactor) sync(*engine.Op) {
 			k.set(engine.OpRename, 0, l.path(compactName), 0)
 			k.c.op.Target = l.path(journalName)
 			k.c.run(k.then(func(*engine.Op) {
-				k.set(engine.OpSync, l.directoryFile, "", 0)
+				k.set(engine.OpSync, l.directoryFile, "", engine.OpenDirectory)
 				k.c.run(k.then(k.done))
 			}))
 		}))
@@ -150,6 +164,7 @@ func (k *compactor) done(*engine.Op) {
 	l.journalFile = k.file
 	l.generation = k.header.generation
 	l.journalBytes, l.syncedBytes = k.position, k.position
+	l.persist.dirty = false
 	for _, slot := range k.order {
 		l.slots[slot].position = k.moved[slot]
 	}

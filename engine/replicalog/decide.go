@@ -16,7 +16,7 @@ func (o *opener) decide() {
 			continue
 		}
 		if c.generation > o.header.generation {
-			o.finish(&engine.CorruptError{Path: l.path(superblockName), Position: int64(i) * copyBytes,
+			o.finish(&engine.CorruptError{Path: l.path(journalName), Position: copyAt(i),
 				Reason: "superblock copy names a journal generation newer than the journal"})
 			return
 		}
@@ -76,14 +76,19 @@ func (o *opener) choose() error {
 	}
 	switch {
 	case newest < 0 && !o.empty[0] && !o.empty[1]:
-		return &engine.CorruptError{Path: l.path(superblockName), Reason: "both superblock copies damaged: " + o.reasons[0]}
+		return &engine.CorruptError{Path: l.path(journalName), Position: copyAt(0), Reason: "both superblock copies damaged: " + o.reasons[0]}
 	case newest < 0:
 		if !o.fresh() {
 			l.logger.Warn("ignoring a torn first superblock write")
 		}
 		return nil
+	case chosen < 0 && o.empty[1-newest]:
+		// The first copy ever written outran its journal writes: that
+		// Persist never completed, so the log is as fresh as before it.
+		l.sequence, o.rewrite = o.copies[newest].sequence, true
+		return nil
 	case chosen < 0:
-		return &engine.CorruptError{Path: l.path(superblockName), Position: int64(newest) * copyBytes,
+		return &engine.CorruptError{Path: l.path(journalName), Position: copyAt(newest),
 			Reason: "superblock copies depend on journal writes that were lost"}
 	}
 	c := &o.copies[chosen]
@@ -111,18 +116,18 @@ func (o *opener) journalSynced(*engine.Op) {
 		return
 	}
 	l.logger.Warn("superblock copy outran the journal; rolled back to the previous copy", "sequence", l.sequence)
-	c := l.superCopy(uint64(l.journalBytes))
+	c := l.superCopy(l.generation, l.journalBytes, l.syncedBytes)
 	buffer := make([]byte, copyHeaderBytes+len(c.hardState)+len(c.app))
-	o.set(engine.OpWrite, l.superFile, "", 0)
-	o.c.op.Buffer, o.c.op.Position = c.encode(buffer), int64(l.sequence%2)*copyBytes
+	o.set(engine.OpWrite, l.journalFile, "", 0)
+	o.c.op.Buffer, o.c.op.Position = c.encode(buffer), copyAt(regionOf(l.sequence))
 	o.c.run(o.then(func(*engine.Op) {
-		o.set(engine.OpSync, l.superFile, "", 0)
+		o.set(engine.OpSync, l.journalFile, "", 0)
 		o.c.run(o.then(o.syncDirectory))
 	}))
 }
 
 func (o *opener) syncDirectory(*engine.Op) {
-	o.set(engine.OpSync, o.l.directoryFile, "", 0)
+	o.set(engine.OpSync, o.l.directoryFile, "", engine.OpenDirectory)
 	o.c.run(o.then(func(*engine.Op) {
 		o.l.logger.Info("replication log open", "journal_bytes", o.l.journalBytes, "live_bytes", o.l.liveBytes)
 		o.finish(nil)

@@ -111,7 +111,7 @@ func decodeFileHeader(source []byte) (fileHeader, string) {
 	header := fileHeader{
 		slotCount: le.Uint32(source[16:]), generation: le.Uint64(source[24:]), baseBytes: le.Uint64(source[32:]),
 	}
-	if header.baseBytes < fileHeaderBytes {
+	if header.baseBytes < recordsAt {
 		return fileHeader{}, "journal header base bytes out of range"
 	}
 	return header, ""
@@ -209,3 +209,10 @@ func allZero(source []byte) bool {
 	}
 	return true
 }
+
+// copyAt is the journal file position of superblock copy region index.
+func copyAt(index int) int64 { return 4096 + int64(index)*copyBytes }
+
+// regionOf is the copy region of sequence: copy s goes to region s mod 2,
+// never over the newest copy.
+func regionOf(sequence uint64) int { return int(sequence % 2) }

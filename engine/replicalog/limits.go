@@ -30,9 +30,12 @@ const (
 	fileHeaderBytes = 64
 	// copyHeaderBytes is a superblock copy's header.
 	copyHeaderBytes = 64
-	// copyBytes is the fixed region of one superblock copy; the file holds
-	// two, at 0 and copyBytes.
+	// copyBytes is the fixed region of one superblock copy; the journal
+	// file holds two, at copyAt(0) and copyAt(1), after the header's block.
 	copyBytes = 128 << 10
+	// recordsAt is where the journal's records start: after the header's
+	// block and the two copy regions.
+	recordsAt = 4096 + 2*copyBytes
 )
 
 // Tuning.

@@ -36,6 +36,11 @@ func TestLimits(t *testing.T) {
 	if compactRatio < 2 {
 		t.Fatal("compactRatio below 2")
 	}
+	// The header's block and the two copy regions tile the head exactly,
+	// so no write of one can tear another.
+	if copyAt(0) < fileHeaderBytes || copyAt(0)%4096 != 0 || copyAt(1) != copyAt(0)+copyBytes || copyAt(1)+copyBytes != recordsAt {
+		t.Fatal("journal head layout")
+	}
 	if fileHeaderBytes < 40 || copyHeaderBytes < 64 || recordHeaderBytes != 24 {
 		t.Fatal("header sizes changed")
 	}

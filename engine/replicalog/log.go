@@ -11,9 +11,8 @@ import (
 
 // Files of a log's directory.
 const (
-	journalName    = "journal"
-	compactName    = "journal.compact"
-	superblockName = "superblock"
+	journalName = "journal"
+	compactName = "journal.compact"
 )
 
 // ErrClosed rejects a Persist after Close.
@@ -67,7 +66,6 @@ type Log struct {
 
 	directoryFile engine.File
 	journalFile   engine.File
-	superFile     engine.File
 
 	// generation is the journal file's; journalBytes its written length;
 	// syncedBytes the length its last completed fdatasync covered.
@@ -82,12 +80,11 @@ type Log struct {
 
 	// sequence is the last superblock copy written; hardState and app the
 	// current values (owned copies).
-	sequence   uint64
-	hardState  []byte
-	app        []byte
-	hardSet    bool
-	appSet     bool
-	superDirty bool
+	sequence  uint64
+	hardState []byte
+	app       []byte
+	hardSet   bool
+	appSet    bool
 
 	persist persister
 	fatal   error
@@ -111,7 +108,7 @@ func Open(storage engine.Storage, directory string, slotCount int, done func(*Lo
 	l := &Log{
 		storage: storage, directory: directory, slotCount: slotCount,
 		logger: slog.Default().With("replicalog", directory),
-		slots:  make([]slotRecord, slotCount), liveBytes: fileHeaderBytes,
+		slots:  make([]slotRecord, slotCount), liveBytes: recordsAt,
 	}
 	l.persist.init(l)
 	opener := &opener{l: l, done: done}
@@ -120,8 +117,9 @@ func Open(storage engine.Storage, directory string, slotCount int, done func(*Lo
 
 // Persist queues p; p.Done runs once it is complete. One Persist runs at a
 // time, in submission order; at most PersistQueueMax wait behind it (more
-// is a caller bug). After a fatal error or Close, Done runs at once with
-// that error, before Persist returns.
+// is a caller bug). Done runs before Persist returns when there is
+// nothing to write or sync, and, with the error, after a fatal error or
+// Close.
 func (l *Log) Persist(p *Persist) {
 	invariant.Assert(p.Done != nil, "replicalog: persist has a callback")
 	invariant.Assert(p.HardState == nil || len(p.HardState) <= HardStateBytesMax, "replicalog: hard state within limit")
@@ -160,7 +158,7 @@ func (l *Log) Close(done func(error)) {
 }
 
 func (l *Log) closeFiles(done func(error)) {
-	remaining := 3
+	remaining := 2
 	var first error
 	closed := func(op *engine.Op) {
 		remaining--
@@ -171,7 +169,7 @@ func (l *Log) closeFiles(done func(error)) {
 			done(first)
 		}
 	}
-	for _, file := range [3]engine.File{l.journalFile, l.superFile, l.directoryFile} {
+	for _, file := range [2]engine.File{l.journalFile, l.directoryFile} {
 		l.storage.Submit(&engine.Op{Code: engine.OpClose, File: file, Callback: closed})
 	}
 }
@@ -181,7 +179,7 @@ func (l *Log) closeFiles(done func(error)) {
 func Remove(storage engine.Storage, directory string, done func(error)) {
 	c := &chain{storage: storage}
 	c.op.Callback = c.callback
-	names := []string{journalName, compactName, superblockName}
+	names := []string{journalName, compactName}
 	var step func(op *engine.Op)
 	index := 0
 	step = func(op *engine.Op) {
@@ -197,7 +195,7 @@ func Remove(storage engine.Storage, directory string, done func(error)) {
 		case index == len(names)+1:
 			c.op.Code, c.op.Path, c.op.Flags = engine.OpOpen, filepath.Dir(directory), engine.OpenDirectory
 		case index == len(names)+2:
-			c.op.Code, c.op.File, c.op.Path = engine.OpSync, engine.File(op.Result), ""
+			c.op.Code, c.op.File, c.op.Path, c.op.Flags = engine.OpSync, engine.File(op.Result), "", engine.OpenDirectory
 		case index == len(names)+3:
 			c.op.Code = engine.OpClose
 		default:

@@ -79,7 +79,7 @@ func TestRemove(t *testing.T) {
 	if !done || err != nil {
 		t.Fatalf("remove: %v %v", done, err)
 	}
-	for _, name := range []string{journalName, superblockName} {
+	for _, name := range []string{journalName} {
 		if _, ok := storage.File(testDirectory + "/" + name); ok {
 			t.Fatalf("%s survived Remove", name)
 		}
@@ -108,5 +108,27 @@ func TestWriteErrorIsFatal(t *testing.T) {
 	log.Persist(&Persist{Writes: []Write{{0, 2, []byte("b")}}, Done: func(err error) { second = err }})
 	if !engine.IsFatal(first) || !engine.IsFatal(second) {
 		t.Fatalf("write error: first %v, second %v", first, second)
+	}
+}
+
+// TestSyncErrorIsFatal: a failed fdatasync stops the log for good; it is
+// never retried.
+func TestSyncErrorIsFatal(t *testing.T) {
+	storage := enginetest.NewMemStorage(6)
+	log, _ := mustOpen(t, storage, 4)
+	storage.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpSync && op.File == log.journalFile {
+			return errors.New("injected EIO")
+		}
+		return nil
+	}
+	var first, second error
+	log.Persist(&Persist{HardState: []byte("h"), Writes: []Write{{0, 1, []byte("a")}}, Sync: true, Done: func(err error) { first = err }})
+	drain(storage)
+	storage.Inject = nil
+	log.Persist(&Persist{Writes: []Write{{0, 2, []byte("b")}}, Sync: true, Done: func(err error) { second = err }})
+	drain(storage)
+	if !engine.IsFatal(first) || !engine.IsFatal(second) || log.Err() == nil {
+		t.Fatalf("sync error: first %v, second %v", first, second)
 	}
 }

@@ -17,11 +17,10 @@ type opener struct {
 	c      chain
 	loaded Loaded
 
-	superRaw []byte
-	copies   [2]superCopy
-	valid    [2]bool
-	empty    [2]bool
-	reasons  [2]string
+	copies  [2]superCopy
+	valid   [2]bool
+	empty   [2]bool
+	reasons [2]string
 
 	header    fileHeader
 	fileBytes int64
@@ -64,44 +63,15 @@ func (o *opener) openDirectory(*engine.Op) {
 		o.l.directoryFile = engine.File(op.Result)
 		// A compaction that did not reach its rename left this behind.
 		o.set(engine.OpRemove, 0, o.l.path(compactName), 0)
-		o.c.run(o.then(o.openSuperblock))
+		o.c.run(o.then(func(*engine.Op) {
+			o.set(engine.OpOpen, 0, o.l.path(journalName), 0)
+			o.c.run(o.journalOpened)
+		}))
 	}))
 }
-
-func (o *opener) openSuperblock(*engine.Op) {
-	o.set(engine.OpOpen, 0, o.l.path(superblockName), engine.OpenCreate)
-	o.c.run(o.then(func(op *engine.Op) {
-		o.l.superFile = engine.File(op.Result)
-		o.set(engine.OpSize, o.l.superFile, "", 0)
-		o.c.run(o.then(o.readSuperblock))
-	}))
-}
-
-func (o *opener) readSuperblock(op *engine.Op) {
-	o.superRaw = make([]byte, min(op.Result, 2*copyBytes))
-	o.set(engine.OpRead, o.l.superFile, "", 0)
-	o.c.op.Buffer = o.superRaw
-	o.c.run(o.then(func(op *engine.Op) {
-		raw := o.superRaw[:op.Result]
-		for i := range o.copies {
-			region := raw[min(len(raw), i*copyBytes):min(len(raw), (i+1)*copyBytes)]
-			o.copies[i], o.empty[i], o.reasons[i] = decodeSuperCopy(region)
-			o.valid[i] = !o.empty[i] && o.reasons[i] == ""
-		}
-		o.set(engine.OpOpen, 0, o.l.path(journalName), 0)
-		o.c.run(o.journalOpened)
-	}))
-}
-
-// fresh reports a superblock that was never written.
-func (o *opener) fresh() bool { return o.empty[0] && o.empty[1] }
 
 func (o *opener) journalOpened(op *engine.Op) {
 	if errors.Is(op.Err, syscall.ENOENT) {
-		if !o.fresh() {
-			o.finish(&engine.CorruptError{Path: o.l.path(journalName), Reason: "journal missing, superblock written"})
-			return
-		}
 		o.set(engine.OpOpen, 0, o.l.path(journalName), engine.OpenCreate)
 		o.c.run(o.then(func(op *engine.Op) {
 			o.l.journalFile = engine.File(op.Result)
@@ -115,13 +85,15 @@ func (o *opener) journalOpened(op *engine.Op) {
 	}
 	o.l.journalFile = engine.File(op.Result)
 	o.set(engine.OpSize, o.l.journalFile, "", 0)
-	o.c.run(o.then(o.readHeader))
+	o.c.run(o.then(o.readHead))
 }
 
-// createJournal writes a fresh journal's header (generation 1): creating
-// it is not acknowledged until the header is synced and the directory too.
+// createJournal writes a fresh journal's header (generation 1) and sizes
+// it to recordsAt; open syncs it and the directory before returning.
 func (o *opener) createJournal() {
-	o.header = fileHeader{slotCount: uint32(o.l.slotCount), generation: 1, baseBytes: fileHeaderBytes}
+	o.header = fileHeader{slotCount: uint32(o.l.slotCount), generation: 1, baseBytes: recordsAt}
+	o.empty = [2]bool{true, true}
+	o.valid = [2]bool{}
 	buffer := make([]byte, fileHeaderBytes)
 	o.header.encode(buffer)
 	o.set(engine.OpTruncate, o.l.journalFile, "", 0)
@@ -129,23 +101,31 @@ func (o *opener) createJournal() {
 		o.set(engine.OpWrite, o.l.journalFile, "", 0)
 		o.c.op.Buffer = buffer
 		o.c.run(o.then(func(*engine.Op) {
-			o.fileBytes, o.validEnd = fileHeaderBytes, fileHeaderBytes
+			o.fileBytes, o.validEnd = recordsAt, recordsAt
 			o.decide()
 		}))
 	}))
 }
 
-func (o *opener) readHeader(op *engine.Op) {
+// readHead reads the header and both superblock copies, then scans the
+// records.
+func (o *opener) readHead(op *engine.Op) {
 	o.fileBytes = op.Result
 	if o.fileBytes > journalBytesMax {
 		o.finish(&engine.CorruptError{Path: o.l.path(journalName), Reason: "journal larger than journalBytesMax"})
 		return
 	}
-	buffer := make([]byte, fileHeaderBytes)
+	head := make([]byte, min(o.fileBytes, recordsAt))
 	o.set(engine.OpRead, o.l.journalFile, "", 0)
-	o.c.op.Buffer = buffer
+	o.c.op.Buffer = head
 	o.c.run(o.then(func(op *engine.Op) {
-		header, reason := decodeFileHeader(buffer[:op.Result])
+		head = head[:op.Result]
+		for i := range o.copies {
+			region := head[min(int64(len(head)), copyAt(i)):min(int64(len(head)), copyAt(i)+copyBytes)]
+			o.copies[i], o.empty[i], o.reasons[i] = decodeSuperCopy(region)
+			o.valid[i] = !o.empty[i] && o.reasons[i] == ""
+		}
+		header, reason := decodeFileHeader(head)
 		if reason != "" {
 			if o.fresh() {
 				o.l.logger.Warn("recreating a journal whose creation was torn", "reason", reason)
@@ -161,10 +141,18 @@ func (o *opener) readHeader(op *engine.Op) {
 			return
 		}
 		o.header = header
-		o.scan.init(o, fileHeaderBytes)
+		if o.fileBytes <= recordsAt {
+			o.fileBytes = recordsAt // the copy regions are sparse until written
+			o.scanned(recordsAt, "")
+			return
+		}
+		o.scan.init(o, recordsAt)
 		o.scan.next()
 	}))
 }
+
+// fresh reports a superblock that was never written.
+func (o *opener) fresh() bool { return o.empty[0] && o.empty[1] }
 
 // record applies one valid journal record found at position.
 func (o *opener) record(record parsedRecord, position int64) {

@@ -5,9 +5,9 @@ import (
 	"github.com/whippetio/whippet/internal/invariant"
 )
 
-// persister runs one Persist at a time: the journal track (chunk writes,
-// then fdatasync when Sync) and the superblock track (one copy write,
-// then fdatasync when Sync) run concurrently; Done runs when both ended.
+// persister runs one Persist at a time: the record chunks and the
+// superblock copy (in the journal file's head) are written concurrently;
+// once all completed, one fdatasync when Sync covers them all; then Done.
 type persister struct {
 	l       *Log
 	current *Persist
@@ -31,8 +31,10 @@ type persister struct {
 
 	superBuffer []byte
 	superOp     engine.Op
-	// tracks counts the unfinished tracks of the current Persist.
-	tracks int
+	// superPending is set while the superblock copy write is in flight;
+	// dirty while written bytes await an fdatasync.
+	superPending bool
+	dirty        bool
 }
 
 // chunk is one journal write: from staging[from:to], or external (a
@@ -55,7 +57,7 @@ func (s *persister) init(l *Log) {
 }
 
 func (s *persister) enqueue(p *Persist) {
-	invariant.Assert(s.queued < PersistQueueMax+1, "replicalog: persist queue within PersistQueueMax")
+	invariant.Assert(s.queued < PersistQueueMax, "replicalog: persist queue within PersistQueueMax")
 	p.next = nil
 	if s.last == nil {
 		s.first = p
@@ -97,17 +99,10 @@ func (s *persister) whenIdle(idle func()) {
 }
 
 func (s *persister) start(p *Persist) {
-	l := s.l
 	s.current = p
-	s.tracks = 2
 	s.buildChunks(p)
 	if p.HardState != nil || p.App != nil {
 		s.writeSuperblock(p)
-	} else if p.Sync && l.superDirty {
-		s.superOp.Code, s.superOp.File, s.superOp.Buffer = engine.OpSync, l.superFile, nil
-		l.storage.Submit(&s.superOp)
-	} else {
-		s.tracks--
 	}
 	s.issueChunks()
 }
@@ -159,7 +154,7 @@ func (l *Log) setSlot(slot int, record slotRecord) {
 		l.liveBytes += record.bytes
 	}
 	l.slots[slot] = record
-	invariant.Assert(l.liveBytes >= fileHeaderBytes, "replicalog: live bytes include the header")
+	invariant.Assert(l.liveBytes >= recordsAt, "replicalog: live bytes include the file's head")
 }
 
 func (s *persister) writeSuperblock(p *Persist) {
@@ -171,33 +166,25 @@ func (s *persister) writeSuperblock(p *Persist) {
 		l.app, l.appSet = append(l.app[:0], p.App...), true
 	}
 	l.sequence++
-	c := l.superCopy(uint64(s.endBytes))
+	c := l.superCopy(l.generation, s.endBytes, l.syncedBytes)
 	if need := copyHeaderBytes + len(c.hardState) + len(c.app); cap(s.superBuffer) < need {
 		s.superBuffer = make([]byte, (need+4095)&^4095)
 	}
-	s.superOp.Code, s.superOp.File = engine.OpWrite, l.superFile
+	s.superOp.Code, s.superOp.File = engine.OpWrite, l.journalFile
 	s.superOp.Buffer = c.encode(s.superBuffer[:cap(s.superBuffer)])
-	s.superOp.Position = int64(l.sequence%2) * copyBytes
-	l.superDirty = true
+	s.superOp.Position = copyAt(regionOf(l.sequence))
+	s.superPending = true
 	l.storage.Submit(&s.superOp)
 }
 
 func (s *persister) superDone(op *engine.Op) {
 	l := s.l
+	s.superPending = false
 	if op.Err != nil {
-		l.fail(op, "superblock", l.path(superblockName))
-		s.trackDone()
-		return
+		l.fail(op, "superblock write", l.path(journalName))
 	}
-	if op.Code == engine.OpWrite && s.current.Sync {
-		op.Code, op.Buffer = engine.OpSync, nil
-		l.storage.Submit(op)
-		return
-	}
-	if op.Code == engine.OpSync {
-		l.superDirty = false
-	}
-	s.trackDone()
+	s.dirty = true
+	s.written()
 }
 
 func (s *persister) issueChunks() {
@@ -215,9 +202,7 @@ func (s *persister) issueChunks() {
 		s.inflight++
 		l.storage.Submit(op)
 	}
-	if s.inflight == 0 && s.chunkNext == len(s.chunks) {
-		s.chunksWritten()
-	}
+	s.written()
 }
 
 func (s *persister) chunkDone(op *engine.Op) {
@@ -232,17 +217,25 @@ func (s *persister) chunkDone(op *engine.Op) {
 	s.issueChunks()
 }
 
-func (s *persister) chunksWritten() {
+// written runs once every write of the Persist completed: it syncs when
+// asked, then finishes.
+func (s *persister) written() {
 	l := s.l
+	if s.superPending || s.inflight > 0 || s.chunkNext < len(s.chunks) {
+		return
+	}
 	if l.fatal == nil {
+		if l.journalBytes < s.endBytes {
+			s.dirty = true
+		}
 		l.journalBytes = s.endBytes
 	}
-	if l.fatal == nil && s.current.Sync && l.syncedBytes < l.journalBytes {
+	if l.fatal == nil && s.current.Sync && s.dirty {
 		s.journalOp.Code, s.journalOp.File, s.journalOp.Buffer = engine.OpSync, l.journalFile, nil
 		l.storage.Submit(&s.journalOp)
 		return
 	}
-	s.trackDone()
+	s.finish()
 }
 
 func (s *persister) journalSyncDone(op *engine.Op) {
@@ -251,17 +244,14 @@ func (s *persister) journalSyncDone(op *engine.Op) {
 		l.fail(op, "journal fdatasync", l.path(journalName))
 	} else {
 		l.syncedBytes = l.journalBytes
+		s.dirty = false
 	}
-	s.trackDone()
+	s.finish()
 }
 
-func (s *persister) trackDone() {
-	s.tracks--
-	invariant.Assert(s.tracks >= 0, "replicalog: persist tracks balance")
-	if s.tracks > 0 {
-		return
-	}
+func (s *persister) finish() {
 	p := s.current
+	invariant.Assert(p != nil, "replicalog: a Persist finishes once")
 	s.current = nil
 	err := s.l.fatal
 	if err == nil && s.l.shouldCompact() {
@@ -281,11 +271,11 @@ func (s *persister) compacted() {
 }
 
 // superCopy is the superblock copy of the current state, depending on the
-// journal up to journalBytes.
-func (l *Log) superCopy(journalBytes uint64) superCopy {
+// journal of generation up to journalBytes, syncedBytes of it durable.
+func (l *Log) superCopy(generation uint64, journalBytes, syncedBytes int64) superCopy {
 	c := superCopy{
-		sequence: l.sequence, generation: l.generation, journalBytes: journalBytes,
-		syncedBytes: uint64(l.syncedBytes), hardState: l.hardState, app: l.app,
+		sequence: l.sequence, generation: generation, journalBytes: uint64(journalBytes),
+		syncedBytes: uint64(syncedBytes), hardState: l.hardState, app: l.app,
 	}
 	if l.hardSet && c.hardState == nil {
 		c.hardState = []byte{}
