@@ -37,7 +37,6 @@ type netNode struct {
 	mu   sync.Mutex
 	got  map[uint64][]netReceived // by sender client id
 	bad  []string
-	wake chan struct{}
 	logs *lockedLog
 	// incarnation numbers the restarts of a node in a soak.
 	incarnation int
@@ -87,7 +86,7 @@ type netNodeConfig struct {
 
 func startNetNode(t testing.TB, config netNodeConfig) *netNode {
 	t.Helper()
-	node := &netNode{got: map[uint64][]netReceived{}, wake: make(chan struct{}, 1), logs: &lockedLog{}}
+	node := &netNode{got: map[uint64][]netReceived{}, logs: &lockedLog{}}
 	logger := slog.New(slog.NewTextHandler(node.logs, nil))
 	cluster := config.cluster
 	if cluster == 0 {
@@ -184,10 +183,6 @@ func (node *netNode) deliver(sh *Shard, from int, msg []byte) {
 		node.bad = append(node.bad, "message from the wrong link")
 	}
 	node.got[header.Client] = append(node.got[header.Client], netReceived{from: from, request: header.Request, size: len(msg)})
-	select {
-	case node.wake <- struct{}{}:
-	default:
-	}
 }
 
 // received returns a copy of what client (a sending node and shard) got
@@ -567,6 +562,14 @@ func TestClusterNetWakeRetry(t *testing.T) {
 		owner := node.net.links[1].owner
 		sender := 1 - owner
 		client := testClient(0, sender)
+		// The owner is held in a callback meanwhile, so it cannot make
+		// room in the queue before the Sends run.
+		held, release := make(chan struct{}), make(chan struct{})
+		go node.on(owner, func(*Shard) {
+			close(held)
+			<-release
+		})
+		<-held
 		node.on(sender, func(sh *Shard) {
 			filler := 0
 			for sh.Send(owner, Message{Kind: 1}) == nil {
@@ -575,10 +578,21 @@ func TestClusterNetWakeRetry(t *testing.T) {
 			if filler == 0 {
 				t.Error("the cross-shard queue took nothing")
 			}
-			if !node.net.Send(sh, 1, testMessage(client, 1, 700)) {
-				t.Error("Send refused a message the queue had room for")
+			timers := len(sh.timers.heap)
+			for request := uint64(1); request <= 100; request++ {
+				if !node.net.Send(sh, 1, testMessage(client, request, 700)) {
+					t.Error("Send refused a message the queue had room for")
+				}
+			}
+			if armed := len(sh.timers.heap) - timers; armed != 1 {
+				t.Errorf("%d wake-up retries armed, want 1", armed)
 			}
 		})
-		expectReceived(t, nodes[1], client, []uint64{1})
+		close(release)
+		want := make([]uint64, 100)
+		for i := range want {
+			want[i] = uint64(i + 1)
+		}
+		expectReceived(t, nodes[1], client, want)
 	})
 }

@@ -26,6 +26,7 @@ const (
 type Conn struct {
 	shard    *Shard
 	handler  Handler // the shard's client Handler, or its peer Handler
+	peer     bool    // a peer connection (Options.PeerListen, Runtime.AdoptPeer)
 	fd       int
 	slot     uint32
 	gen      uint32
@@ -118,7 +119,7 @@ func (c *Conn) enqueue(buf []byte, reply bool) {
 // (a cluster's replica stream) carries vsr messages somewhat larger than
 // the largest client frame.
 func (c *Conn) frameBytesLimit() int {
-	if c.handler == c.shard.peerHandler {
+	if c.peer {
 		return peerFrameBytesMax
 	}
 	return frameBytesMax
