@@ -252,6 +252,9 @@ func (c *Cluster) onStop(sh *Shard) {
 	}
 	if left > 0 && !c.data.Local(sh).Drive(func() bool { return left == 0 }, dataStopTimeout) {
 		c.logger.Error("shard: replication groups not closed at stop", "shard", sh.id, "left", left)
+		for _, g := range cs.groups {
+			c.logger.Error("shard: replication group still open", "group", g.id, "state", g.describe())
+		}
 	}
 }
 

@@ -422,6 +422,19 @@ func (g *ClusterGroup) publishMetadataPrimary() {
 	g.shard.cluster.metadataPrimary.Store(primary)
 }
 
+// describe names what the group waits for, for a log line.
+func (g *ClusterGroup) describe() string {
+	text := fmt.Sprintf("state=%d busy=%v held=%v inbox=%d requests=%d", g.state, g.busy, g.held != nil,
+		len(g.inbox)-g.inboxHead, len(g.requests.pending))
+	if g.replica != nil {
+		text += " " + g.replica.Summary()
+	}
+	if describer, ok := g.app.(interface{ describe() string }); ok {
+		text += " " + describer.describe()
+	}
+	return text
+}
+
 // Close stops the group: this node's waiting requests fail with
 // ErrClusterStopped, the batch under way finishes, the journal closes,
 // then done runs.

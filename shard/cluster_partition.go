@@ -3,6 +3,7 @@ package shard
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/internal/invariant"
@@ -507,4 +508,11 @@ func (cp *clusterPartition) install() {
 			ds.unpark(p)
 		})
 	})
+}
+
+// describe names what the partition's apply waits for, for a log line.
+func (cp *clusterPartition) describe() string {
+	return fmt.Sprintf("applying=%v index=%d/%d waiting=%v appends_inflight=%d offset_busy=%v restore=%v applied=%d marked=%d syncing=%v",
+		cp.done != nil, cp.index, len(cp.entries), cp.waiting, cp.appendsInflight, cp.offsetBusy, cp.restore != nil,
+		cp.appliedOp, cp.markedOp, cp.syncing)
 }
