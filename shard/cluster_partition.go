@@ -88,7 +88,7 @@ func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	cp.offsetOp.Done = cp.offsetDone
 	cp.syncFn = cp.synced
 	config := GroupConfig{Group: partitionGroup(p.key), Application: cp,
-		Sync: p.config.Durability == engine.DurabilityPersisted}
+		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true}
 	ds.data.cluster.Local(ds.shard).Open(config, func(g *ClusterGroup, err error) {
 		if err == nil {
 			cp.group = g

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -97,12 +98,22 @@ func (n *clusterTestNode) request(t *testing.T, operation wire.Operation, code w
 }
 
 func (n *clusterTestNode) setup(t *testing.T, partitions uint32) {
-	if r := n.request(t, wire.OperationCreateStream, 0, &wire.CreateStream{Name: "s"}); r.Err() != nil {
-		t.Fatalf("create stream: %v", r.Err())
-	}
-	topic := &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: partitions, Name: "t"}
-	if r := n.request(t, wire.OperationCreateTopic, 0, topic); r.Err() != nil {
-		t.Fatalf("create topic: %v", r.Err())
+	n.write(t, wire.OperationCreateStream, &wire.CreateStream{Name: "s"})
+	n.write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: partitions, Name: "t"})
+}
+
+// write runs a metadata write, retrying while the metadata group cannot
+// take it yet (58: its links are still coming up).
+func (n *clusterTestNode) write(t *testing.T, operation wire.Operation, body wire.Body) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r := n.request(t, operation, 0, body)
+		if errors.Is(r.Err(), wire.StatusTransientNotAccepted) && time.Now().Before(deadline) {
+			continue
+		}
+		if r.Err() != nil {
+			t.Fatalf("metadata write %v: %v", operation, r.Err())
+		}
+		return
 	}
 }
 
