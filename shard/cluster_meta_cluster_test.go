@@ -42,7 +42,7 @@ func startMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*
 	}
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: BackendAuto,
 		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger(),
-		ClusterSecret: []byte("a shared secret of at least thirty-two bytes")})
+		Roster: ClusterConfig{Secret: []byte("a shared secret of at least thirty-two bytes")}})
 	if err != nil {
 		t.Fatal(err)
 	}
