@@ -180,7 +180,9 @@ func validateClusterNet(o *ClusterNetOptions) error {
 
 // Install hooks the transport into a runtime's options, like Data.Install:
 // the peer listener on this node's replica address, the peer handlers,
-// the owner shards' wake-ups, and the dialers' start and stop.
+// the owner shards' wake-ups, and the dialers' start and stop. A
+// ClusterNet serves one runtime once: the dialers start with its first
+// shard and end with its stop; a restarted node builds a new ClusterNet.
 func (n *ClusterNet) Install(o Options) Options {
 	onStart, onMessage, onStop := o.OnStart, o.OnMessage, o.OnStop
 	o.PeerListen = n.options.Listen
@@ -260,7 +262,9 @@ func (n *ClusterNet) Send(s *Shard, to int, msg []byte) bool {
 }
 
 // Connected reports whether the outbound link to replica to is up
-// (authenticated and adopted by its owner shard); any thread.
+// (authenticated and adopted by its owner shard), so Send to it can
+// succeed; false for this node itself and for ids outside the cluster.
+// Any thread.
 func (n *ClusterNet) Connected(to int) bool {
 	if to < 0 || to >= len(n.links) || n.links[to] == nil {
 		return false

@@ -75,3 +75,45 @@ func benchmarkLink(b *testing.B, backend string, size int, cross bool) {
 		b.Fatalf("stats %+v", stats)
 	}
 }
+
+// BenchmarkClusterNetRoundTrip measures a small message's round trip:
+// node 1 answers each message it receives at once, from the shard that
+// received it, and node 0 sends the next one when the answer arrives.
+func BenchmarkClusterNetRoundTrip(b *testing.B) {
+	for _, backend := range backends {
+		if backend == BackendIOURing && uringAvailable() != nil {
+			continue
+		}
+		b.Run(backend, func(b *testing.B) { benchmarkRoundTrip(b, backend) })
+	}
+}
+
+func benchmarkRoundTrip(b *testing.B, backend string) {
+	addresses := freeAddresses(b, 2)
+	message := testMessage(testClient(0, 0), 1, 256)
+	var nodes [2]*netNode
+	left := int64(0)
+	done := make(chan struct{})
+	echo := func(sh *Shard, from int, msg []byte) {
+		if !nodes[1].net.Send(sh, 0, msg) {
+			b.Error("the echo was dropped")
+		}
+	}
+	next := func(sh *Shard, from int, msg []byte) {
+		if left--; left <= 0 {
+			close(done)
+			return
+		}
+		if !nodes[0].net.Send(sh, 1, message) {
+			b.Error("a ping was dropped")
+		}
+	}
+	nodes[0] = startNetNode(b, netNodeConfig{backend: backend, addresses: addresses, replica: 0, deliver: next})
+	nodes[1] = startNetNode(b, netNodeConfig{backend: backend, addresses: addresses, replica: 1, deliver: echo})
+	waitLinked(b, nodes[:])
+	left = int64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	nodes[0].on(0, func(sh *Shard) { nodes[0].net.Send(sh, 1, message) })
+	<-done
+}

@@ -107,7 +107,7 @@ func (sh *Shard) adoptPeer(fd int, attach any) {
 		return
 	}
 	setPeerTimeouts(fd, sh.logger)
-	sh.adoptWith(fd, sh.peerHandler, attach)
+	sh.adoptWith(fd, true, attach)
 }
 
 // setPeerTimeouts makes the kernel close a link to a peer host that died

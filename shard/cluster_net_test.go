@@ -37,7 +37,6 @@ type netNode struct {
 	mu   sync.Mutex
 	got  map[uint64][]netReceived // by sender client id
 	bad  []string
-	wake chan struct{}
 	logs *lockedLog
 	// incarnation numbers the restarts of a node in a soak.
 	incarnation int
@@ -87,7 +86,7 @@ type netNodeConfig struct {
 
 func startNetNode(t testing.TB, config netNodeConfig) *netNode {
 	t.Helper()
-	node := &netNode{got: map[uint64][]netReceived{}, wake: make(chan struct{}, 1), logs: &lockedLog{}}
+	node := &netNode{got: map[uint64][]netReceived{}, logs: &lockedLog{}}
 	logger := slog.New(slog.NewTextHandler(node.logs, nil))
 	cluster := config.cluster
 	if cluster == 0 {
@@ -184,10 +183,6 @@ func (node *netNode) deliver(sh *Shard, from int, msg []byte) {
 		node.bad = append(node.bad, "message from the wrong link")
 	}
 	node.got[header.Client] = append(node.got[header.Client], netReceived{from: from, request: header.Request, size: len(msg)})
-	select {
-	case node.wake <- struct{}{}:
-	default:
-	}
 }
 
 // received returns a copy of what client (a sending node and shard) got

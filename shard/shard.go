@@ -201,12 +201,17 @@ func (sh *Shard) inboxPending() bool {
 }
 
 // adopt makes an accepted fd one of this shard's client connections.
-func (sh *Shard) adopt(fd int) { sh.adoptWith(fd, sh.handler, nil) }
+func (sh *Shard) adopt(fd int) { sh.adoptWith(fd, false, nil) }
 
-// adoptWith makes fd one of this shard's connections, served by handler
-// with attach already attached; a handler that implements connOpener
-// learns of it before its first frame.
-func (sh *Shard) adoptWith(fd int, handler Handler, attach any) {
+// adoptWith makes fd one of this shard's connections, served by its
+// client Handler or, for a peer, its peer Handler, with attach already
+// attached; a handler that implements connOpener learns of it before its
+// first frame.
+func (sh *Shard) adoptWith(fd int, peer bool, attach any) {
+	handler := sh.handler
+	if peer {
+		handler = sh.peerHandler
+	}
 	invariant.Assert(handler != nil, "an adopted connection has a handler")
 	if sh.stopping || len(sh.connsFree) == 0 && len(sh.conns) >= connectionsPerShardMax {
 		_ = unix.Close(fd) // shutting down or full: refusing is the answer the peer gets
@@ -216,7 +221,7 @@ func (sh *Shard) adoptWith(fd int, handler Handler, attach any) {
 	// Replies are whole frames: sending each at once beats Nagle's wait.
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // latency only; the connection works without it
 	sh.connGen++
-	conn := &Conn{shard: sh, handler: handler, fd: fd, gen: sh.connGen & tokenGenMask, attached: attach}
+	conn := &Conn{shard: sh, handler: handler, peer: peer, fd: fd, gen: sh.connGen & tokenGenMask, attached: attach}
 	if last := len(sh.connsFree) - 1; last >= 0 {
 		conn.slot = sh.connsFree[last]
 		sh.connsFree = sh.connsFree[:last]

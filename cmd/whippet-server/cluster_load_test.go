@@ -85,6 +85,7 @@ type producer struct {
 	failures []string
 	sent     atomic.Int64
 	lastAck  atomic.Int64 // UnixNano of the latest acknowledgement
+	ackTimes []time.Time  // when each acknowledged batch was
 }
 
 func newProducer(lane string, target clusterTopic, partition uint32, c *client.Client, batch int) *producer {
@@ -128,11 +129,28 @@ func (p *producer) sendOne(sequence int, timeout time.Duration) int {
 		}
 	}
 	if err == nil {
-		p.lastAck.Store(time.Now().UnixNano())
+		now := time.Now()
+		p.lastAck.Store(now.UnixNano())
+		p.ackTimes = append(p.ackTimes, now)
 	} else if len(p.failures) < 20 {
 		p.failures = append(p.failures, err.Error())
 	}
 	return sequence + len(batch)
+}
+
+// outage is the gap between the last acknowledgement before at and the
+// first after it; false when nothing was acknowledged after at.
+func (p *producer) outage(at time.Time) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	before := at
+	for _, acked := range p.ackTimes {
+		if acked.After(at) {
+			return acked.Sub(before), true
+		}
+		before = acked
+	}
+	return 0, false
 }
 
 func (p *producer) ackedCount() int {
