@@ -32,19 +32,24 @@ func (l *netLink) dialLoop(ctx context.Context, rt *Runtime) {
 	failing := ""
 	for ctx.Err() == nil {
 		l.net.stats.dials.Add(1)
-		err := l.linkOnce(ctx, rt)
+		up, err := l.linkOnce(ctx, rt)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil {
-			backoff = 0 // it was up: dial again at once
+		switch {
+		case err == nil && up >= clusterLinkStableMin:
+			backoff = 0 // it was up a while: dial again at once
 			failing = ""
 			continue
-		}
-		l.net.stats.dialFailures.Add(1)
-		if reason := err.Error(); reason != failing {
-			failing = reason // one line per kind of failure, not per retry
-			l.net.logger.Warn("cluster: cannot link to peer", "peer", l.peer, "address", l.address, "err", reason)
+		case err == nil:
+			// Up, then closed at once (a peer replacing it, a bad frame):
+			// back off as after a failure, or two links would flap.
+		default:
+			l.net.stats.dialFailures.Add(1)
+			if reason := err.Error(); reason != failing {
+				failing = reason // one line per kind of failure, not per retry
+				l.net.logger.Warn("cluster: cannot link to peer", "peer", l.peer, "address", l.address, "err", reason)
+			}
 		}
 		backoff = nextBackoff(backoff)
 		select {
@@ -63,43 +68,45 @@ func nextBackoff(previous time.Duration) time.Duration {
 }
 
 // linkOnce dials, authenticates, hands the socket to the owner shard and
-// waits until that connection closes (nil: the link was up).
-func (l *netLink) linkOnce(ctx context.Context, rt *Runtime) error {
+// waits until that connection closes; nil when the link was up, with how
+// long.
+func (l *netLink) linkOnce(ctx context.Context, rt *Runtime) (time.Duration, error) {
 	drain(l.up)
 	drain(l.down)
 	fd, err := l.dial(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	attempt := l.attempt.Add(1)
 	l.pending.Store(attempt)
 	if err := rt.AdoptPeer(l.owner, fd, &netOutbound{link: l, attempt: attempt}); err != nil {
 		l.pending.Store(0)
 		_ = unix.Close(fd) // still ours: AdoptPeer refused it
-		return fmt.Errorf("hand the link to shard %d: %w", l.owner, err)
+		return 0, fmt.Errorf("hand the link to shard %d: %w", l.owner, err)
 	}
 	timer := time.NewTimer(clusterHandshakeTimeout)
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
-		return nil
+		return 0, nil
 	case <-l.down:
-		return errors.New("link closed as it opened")
+		return 0, errors.New("link closed as it opened")
 	case <-timer.C:
 		// The owner refused the socket (stopping, or full) or is slow:
 		// abandon the attempt, unless it opened meanwhile.
 		if l.pending.CompareAndSwap(attempt, 0) {
-			return errors.New("the owner shard did not take the link in time")
+			return 0, errors.New("the owner shard did not take the link in time")
 		}
 		<-l.up
 	case <-l.up:
 	}
 	l.net.logger.Info("cluster: linked to peer", "peer", l.peer, "address", l.address)
+	began := time.Now()
 	select {
 	case <-ctx.Done():
 	case <-l.down:
 	}
-	return nil
+	return time.Since(began), nil
 }
 
 func drain(ch chan struct{}) {

@@ -48,6 +48,12 @@ const (
 	// clusterHandshakeTimeout bounds a handshake, either side, and a dial.
 	clusterHandshakeTimeout = 2 * time.Second
 
+	// clusterLinkStableMin is how long a link must have been up for its
+	// dialer to redial at once when it closes; a shorter-lived link backs
+	// off like a failed dial, so links that close as they open (two nodes
+	// configured with one replica id) do not flap in a tight loop.
+	clusterLinkStableMin = time.Second
+
 	// clusterPendingInboundMax bounds the inbound links authenticating at
 	// once: a flood of strangers, each held up to clusterHandshakeTimeout,
 	// cannot take every connection slot. A cluster's nodes need one each.

@@ -562,6 +562,14 @@ func TestClusterNetWakeRetry(t *testing.T) {
 		owner := node.net.links[1].owner
 		sender := 1 - owner
 		client := testClient(0, sender)
+		// The owner is held in a callback meanwhile, so it cannot make
+		// room in the queue before the Sends run.
+		held, release := make(chan struct{}), make(chan struct{})
+		go node.on(owner, func(*Shard) {
+			close(held)
+			<-release
+		})
+		<-held
 		node.on(sender, func(sh *Shard) {
 			filler := 0
 			for sh.Send(owner, Message{Kind: 1}) == nil {
@@ -570,10 +578,21 @@ func TestClusterNetWakeRetry(t *testing.T) {
 			if filler == 0 {
 				t.Error("the cross-shard queue took nothing")
 			}
-			if !node.net.Send(sh, 1, testMessage(client, 1, 700)) {
-				t.Error("Send refused a message the queue had room for")
+			timers := len(sh.timers.heap)
+			for request := uint64(1); request <= 100; request++ {
+				if !node.net.Send(sh, 1, testMessage(client, request, 700)) {
+					t.Error("Send refused a message the queue had room for")
+				}
+			}
+			if armed := len(sh.timers.heap) - timers; armed != 1 {
+				t.Errorf("%d wake-up retries armed, want 1", armed)
 			}
 		})
-		expectReceived(t, nodes[1], client, []uint64{1})
+		close(release)
+		want := make([]uint64, 100)
+		for i := range want {
+			want[i] = uint64(i + 1)
+		}
+		expectReceived(t, nodes[1], client, want)
 	})
 }
