@@ -88,6 +88,13 @@ type ClusterShard struct {
 	groups  map[uint64]*ClusterGroup
 	client  uint64 // this shard's vsr client id for its requests
 	ticks   uint64 // cluster ticks so far
+
+	// deferred are messages the transport delivered, taken on the next
+	// timer turn (drainFn) rather than inside its callback.
+	deferred      []clusterInbound
+	deferredSpare []clusterInbound
+	deferredArmed bool
+	drainFn       func(time.Time)
 }
 
 // clusterInbound is a message for a group on another shard of this node.
@@ -219,6 +226,7 @@ func (c *Cluster) MetadataPrimary() (int, bool) {
 func (c *Cluster) onStart(sh *Shard) {
 	cs := &ClusterShard{cluster: c, shard: sh, groups: make(map[uint64]*ClusterGroup),
 		client: uint64(c.options.Replica+1)<<56 | uint64(sh.ID())<<48 | c.incarnation}
+	cs.drainFn = func(time.Time) { cs.drain() }
 	c.shards[sh.ID()] = cs
 	if _, err := sh.Every(c.options.Tick, func(time.Time) { cs.tick() }); err != nil {
 		sh.fail(err)
@@ -244,6 +252,9 @@ func (c *Cluster) onStop(sh *Shard) {
 	}
 	if left > 0 && !c.data.Local(sh).Drive(func() bool { return left == 0 }, dataStopTimeout) {
 		c.logger.Error("shard: replication groups not closed at stop", "shard", sh.id, "left", left)
+		for _, g := range cs.groups {
+			c.logger.Error("shard: replication group still open", "group", g.id, "state", g.describe())
+		}
 	}
 }
 
@@ -256,7 +267,10 @@ func (c *Cluster) Deliver(sh *Shard, from int, message []byte) {
 	group := binary.LittleEndian.Uint64(message[16:24])
 	target := groupShard(group, len(sh.runtime.shards))
 	if target == sh.ID() {
-		c.shards[target].deliver(from, message, false)
+		// Not stepped inside the transport's callback: what the step sends
+		// would go out through the transport from within its own receive
+		// path. The shard takes it on its next timer turn.
+		c.shards[target].deferDeliver(from, message)
 		return
 	}
 	inbound := &clusterInbound{from: from, message: append([]byte(nil), message...)}
@@ -270,6 +284,31 @@ func groupShard(group uint64, shardCount int) int {
 		return 0
 	}
 	return int((murmur3Uint64(group&^clusterPartitionGroupBit) >> 16) % uint32(shardCount))
+}
+
+// deferDeliver keeps a copy of message for the next timer turn.
+func (cs *ClusterShard) deferDeliver(from int, message []byte) {
+	cs.deferred = append(cs.deferred, clusterInbound{from: from, message: append([]byte(nil), message...)})
+	if cs.deferredArmed {
+		return
+	}
+	if _, err := cs.shard.After(0, cs.drainFn); err != nil {
+		cs.shard.fail(err)
+		return
+	}
+	cs.deferredArmed = true
+}
+
+// drain delivers the deferred messages in arrival order.
+func (cs *ClusterShard) drain() {
+	cs.deferredArmed = false
+	batch := cs.deferred
+	cs.deferred = cs.deferredSpare[:0]
+	for i := range batch {
+		cs.deliver(batch[i].from, batch[i].message, true)
+		batch[i] = clusterInbound{}
+	}
+	cs.deferredSpare = batch[:0]
 }
 
 // deliver hands a message to its group on this shard; owned says the

@@ -52,6 +52,9 @@ type GroupConfig struct {
 	// it (replicated: a quorum holds it in memory); a change of view is
 	// synced either way.
 	Sync bool
+	// Batch lets one entry carry several requests of this node: the
+	// application then sees several entries with the same op.
+	Batch bool
 }
 
 // ClusterGroup is one group on its shard: a vsr replica, its journal, the
@@ -123,7 +126,7 @@ func (cs *ClusterShard) Open(config GroupConfig, done func(*ClusterGroup, error)
 	g.persistedFn = g.persisted
 	g.restoredFn = g.restored
 	g.appliedFn = g.applied
-	g.requests.init()
+	g.requests.init(g, config.Batch)
 	cs.groups[g.id] = g
 	c := cs.cluster
 	directory := filepath.Join(c.options.Directory, strconv.FormatUint(g.id, 16))
@@ -255,7 +258,7 @@ func (g *ClusterGroup) next() bool {
 		}
 		g.step(message)
 	case g.requests.proposable(g):
-		g.step(g.requests.propose(g))
+		g.step(g.requests.next(g))
 	case g.recordDirty:
 		g.execute(g.replica.Tick()) // a tick's batch carries the record
 	default:
@@ -322,8 +325,11 @@ func (g *ClusterGroup) execute(ready *vsr.Ready) {
 		return
 	}
 	p := &g.persist
-	*p = groupPersist{writes: ready.Writes, sync: g.sync && (len(ready.Writes) > 0 || ready.HardStateChanged),
-		done: g.persistedFn}
+	// Journal writes are what a PrepareOK promises; a commit point needs no
+	// fdatasync (a replica that loses it learns it again, and the
+	// application record travels in the same superblock copy, never
+	// ahead of it).
+	*p = groupPersist{writes: ready.Writes, sync: g.sync && len(ready.Writes) > 0, done: g.persistedFn}
 	if ready.HardStateChanged {
 		hard := ready.HardState
 		var err error
@@ -377,7 +383,7 @@ func (g *ClusterGroup) restored(err error) {
 		g.applied()
 		return
 	}
-	g.app.Apply(g, g.ready.Committed, g.appliedFn)
+	g.app.Apply(g, g.requests.unpack(g.ready.Committed), g.appliedFn)
 }
 
 // applied ends the batch; what waited runs next.
@@ -420,6 +426,19 @@ func (g *ClusterGroup) publishMetadataPrimary() {
 		primary = int64(g.replica.PrimaryIndex())
 	}
 	g.shard.cluster.metadataPrimary.Store(primary)
+}
+
+// describe names what the group waits for, for a log line.
+func (g *ClusterGroup) describe() string {
+	text := fmt.Sprintf("state=%d busy=%v held=%v inbox=%d requests=%d", g.state, g.busy, g.held != nil,
+		len(g.inbox)-g.inboxHead, g.requests.count)
+	if g.replica != nil {
+		text += " " + g.replica.Summary()
+	}
+	if describer, ok := g.app.(interface{ describe() string }); ok {
+		text += " " + describer.describe()
+	}
+	return text
 }
 
 // Close stops the group: this node's waiting requests fail with

@@ -37,6 +37,12 @@ const (
 	// clusterRequestBytesMax bounds the bytes of those requests.
 	clusterRequestBytesMax = 512 << 20
 
+	// clusterProposalRequestsMax and clusterProposalBytesMax bound the requests
+	// one proposal batches: one journal write and fdatasync per replica for
+	// all of them, and a prepare small enough not to hold up the chain.
+	clusterProposalRequestsMax = 256
+	clusterProposalBytesMax    = 1 << 20
+
 	// clusterTickDefault and clusterHeartbeatDefault are the tick and
 	// heartbeat timeout unless configured.
 	clusterTickDefault      = 10 * time.Millisecond

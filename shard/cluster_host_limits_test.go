@@ -22,6 +22,8 @@ func TestClusterLimits(t *testing.T) {
 		{clusterRequestsPerGroupMax >= clusterPipelineLen, "this node's requests can fill a pipeline"},
 		{clusterClientsMax >= 16*shardCountMax, "every shard of every node has a client table row"},
 		{clusterMessageBase > dataMessageLast || clusterMessageLast < dataMessageBase, "message kinds do not overlap the data plane's"},
+		{clusterProposalBytesMax+vsr.HeaderBytes <= vsr.MessageBytesMax, "a batch fits one message"},
+		{clusterProposalRequestsMax <= clusterRequestsPerGroupMax, "a batch holds requests a group may hold"},
 		{clusterHeartbeatTicksMin >= 20, "the derived timeouts (a twentieth of the heartbeat) are at least a tick"},
 	}
 	for _, check := range checks {

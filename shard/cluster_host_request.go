@@ -1,25 +1,32 @@
 package shard
 
 import (
+	"encoding/binary"
+	"time"
+
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/vsr"
 )
 
-// A request this node proposes to a group is numbered per (client, group):
-// the client is the group's shard on this node in this incarnation. The
-// primary steps it into its replica; a backup forwards it to the primary
-// and resends it until it applies here, because any hop may drop it (vsr's
+// Requests this node makes to a group travel as proposals: one vsr request
+// numbered per (client, group), where the client is the group's shard on
+// this node in this incarnation. A proposal carries one request, or, in a
+// group that batches, every request that waited meanwhile (one journal
+// write and one fdatasync on each replica for all of them). The primary
+// steps it into its replica; a backup forwards it to the primary and
+// resends it until it applies here, because any hop may drop it (vsr's
 // client table turns a resend of a request it holds into nothing, or into
-// a Reply once committed). The request completes when this node applies
-// the entry that carries its number: every replica applies the same log,
-// so what it did here (the offsets an append got) is what it did
-// everywhere. A request whose number a later committed request of the
-// same client overtook can never commit (the client table refuses older
-// numbers), so it is renumbered and proposed again.
+// a Reply once committed). Each request completes when this node applies
+// it (Claim): every replica applies the same log, so what it did here (the
+// offsets an append got) is what it did everywhere. A proposal whose number
+// a later committed proposal of the same client overtook can never commit
+// (the client table refuses older numbers): its requests are proposed
+// again under a new number.
 
 // ClusterRequest is one request this node proposes to a group.
 type ClusterRequest struct {
-	// Operation is the application's operation code.
+	// Operation is the application's operation code (below
+	// clusterBatchOperation).
 	Operation uint8
 	// Message is the request as vsr carries it: vsr.HeaderBytes for the
 	// header, which the host seals, then the body. The caller keeps it
@@ -30,8 +37,15 @@ type ClusterRequest struct {
 	// state was replaced by a transfer (its outcome is unknown here).
 	Failed  func(req *ClusterRequest, err error)
 	Context any
+}
 
+// clusterProposal is one vsr request of this node: its requests, in the
+// order the entry (or the batch inside it) lists them.
+type clusterProposal struct {
 	number   uint64
+	message  []byte
+	requests []*ClusterRequest
+	claimed  int // requests Claim returned so far
 	state    requestState
 	sentTick uint64
 	sentView uint32
@@ -40,130 +54,217 @@ type ClusterRequest struct {
 type requestState uint8
 
 const (
-	requestWaiting requestState = iota + 1 // to be proposed (stepped or sent)
+	requestWaiting requestState = iota + 1 // to be stepped (primary) or sent
 	requestSent                            // stepped or sent at sentTick
 	requestReplied                         // committed: wait for the apply
 )
 
-// clusterRequests are a group's requests from this node, by increasing
-// number.
+// clusterBatchOperation marks an entry that batches several requests:
+// the body is, per request, [operation u8][length u32][body]. The host
+// unpacks it before the application sees the entries.
+const clusterBatchOperation uint8 = 0xFF
+
+// clusterBatchRecordBytes is a batched request's prefix.
+const clusterBatchRecordBytes = 5
+
+// clusterRequests are a group's requests from this node: those waiting for
+// a proposal, then the proposals by increasing number.
 type clusterRequests struct {
-	pending []*ClusterRequest
-	bytes   int
-	number  uint64 // the last number assigned
-	// overtaken is Claim's scratch list of requests to renumber.
-	overtaken []*ClusterRequest
+	waiting     []*ClusterRequest
+	proposals   []*clusterProposal
+	count       int // requests held, waiting or proposed
+	bytes       int
+	number      uint64 // the last number assigned
+	batch       bool
+	flushArmed  bool
+	flushFn     func(time.Time)
+	overtaken   []*ClusterRequest // Claim's scratch list
+	unpackedBuf []vsr.Entry       // entries with batches unpacked
 }
 
-func (rs *clusterRequests) init() {
-	rs.pending = make([]*ClusterRequest, 0, 64)
+func (rs *clusterRequests) init(g *ClusterGroup, batch bool) {
+	rs.batch = batch
+	rs.proposals = make([]*clusterProposal, 0, clusterPipelineLen)
+	rs.flushFn = func(time.Time) {
+		rs.flushArmed = false
+		g.flush()
+	}
 }
 
 // Submit proposes req. ErrClusterNotAccepted means nothing was proposed
-// (no primary known, a view change under way, too many requests waiting,
-// or the link to the primary dropped it). Once Submit returns nil the
-// request is the group's until ClusterGroup.Claim returns it (the entry
-// applied here) or Failed runs; it is never given up while it might still
-// commit.
+// (no primary known, a view change under way, or too many requests
+// waiting). Once Submit returns nil the request is the group's until
+// ClusterGroup.Claim returns it (the entry applied here) or Failed runs;
+// it is never given up while it might still commit.
 func (g *ClusterGroup) Submit(req *ClusterRequest) error {
 	invariant.Assert(len(req.Message) >= vsr.HeaderBytes, "a request has room for its header")
+	invariant.Assert(req.Operation != clusterBatchOperation, "the batch operation is the host's")
 	rs := &g.requests
 	if g.state != vsrGroupOpen || g.replica.Status() != vsr.StatusNormal {
 		return ErrClusterNotAccepted
 	}
-	if len(rs.pending) >= clusterRequestsPerGroupMax || rs.bytes+len(req.Message) > clusterRequestBytesMax {
+	if rs.count >= clusterRequestsPerGroupMax || rs.bytes+len(req.Message) > clusterRequestBytesMax {
 		return ErrClusterNotAccepted
 	}
-	g.seal(req)
-	req.state = requestWaiting
-	if !g.replica.IsPrimary() {
-		if !g.shard.send(g.replica.PrimaryIndex(), req.Message) {
-			return ErrClusterNotAccepted // nothing left this node
-		}
-		g.markSent(req)
-	}
-	rs.pending = append(rs.pending, req)
+	rs.waiting = append(rs.waiting, req)
+	rs.count++
 	rs.bytes += len(req.Message)
-	g.kick()
+	if g.replica.IsPrimary() {
+		g.kick()
+		return nil
+	}
+	g.armFlush()
 	return nil
 }
 
-// seal numbers req and writes its header.
-func (g *ClusterGroup) seal(req *ClusterRequest) {
+// armFlush forwards the waiting requests at the end of this loop turn, so
+// the requests of one turn travel together.
+func (g *ClusterGroup) armFlush() {
 	rs := &g.requests
+	if rs.flushArmed {
+		return
+	}
+	if _, err := g.shard.shard.After(0, rs.flushFn); err != nil {
+		g.shard.shard.fail(err)
+		return
+	}
+	rs.flushArmed = true
+}
+
+// flush forwards the waiting requests to the primary (a backup), or lets
+// the primary step them.
+func (g *ClusterGroup) flush() {
+	rs := &g.requests
+	r := g.replica
+	if g.state != vsrGroupOpen || len(rs.waiting) == 0 || r.Status() != vsr.StatusNormal {
+		return
+	}
+	if r.IsPrimary() {
+		g.kick()
+		return
+	}
+	for len(rs.waiting) > 0 {
+		p := g.propose()
+		g.sendProposal(p)
+	}
+}
+
+func (g *ClusterGroup) sendProposal(p *clusterProposal) {
+	if g.shard.send(g.replica.PrimaryIndex(), p.message) {
+		g.markSent(p)
+		return
+	}
+	p.state = requestWaiting // the link is down: the tick resends
+}
+
+// propose turns waiting requests into a new proposal (all of them that
+// fit one batch, in a group that batches).
+func (g *ClusterGroup) propose() *clusterProposal {
+	rs := &g.requests
+	invariant.Assert(len(rs.waiting) > 0, "a proposal has requests")
+	take, bytes := 1, len(rs.waiting[0].Message)-vsr.HeaderBytes+clusterBatchRecordBytes
+	for rs.batch && take < len(rs.waiting) && take < clusterProposalRequestsMax {
+		size := len(rs.waiting[take].Message) - vsr.HeaderBytes + clusterBatchRecordBytes
+		if bytes+size > clusterProposalBytesMax {
+			break
+		}
+		take, bytes = take+1, bytes+size
+	}
 	rs.number++
-	req.number = rs.number
-	body := req.Message[vsr.HeaderBytes:]
-	sealed := vsr.EncodeRequest(req.Message, g.shard.cluster.options.Cluster, g.id, g.shard.client, req.number,
-		req.Operation, body)
-	invariant.Assert(len(sealed) == len(req.Message), "a request is sealed in place")
+	p := &clusterProposal{number: rs.number, state: requestWaiting}
+	p.requests = append(make([]*ClusterRequest, 0, take), rs.waiting[:take]...)
+	clear(rs.waiting[:take])
+	rs.waiting = rs.waiting[take:]
+	if len(rs.waiting) == 0 {
+		rs.waiting = rs.waiting[:0:0]
+	}
+	c := g.shard.cluster
+	if take == 1 {
+		req := p.requests[0]
+		p.message = vsr.EncodeRequest(req.Message, c.options.Cluster, g.id, g.shard.client, p.number,
+			req.Operation, req.Message[vsr.HeaderBytes:])
+	} else {
+		message := make([]byte, vsr.HeaderBytes, vsr.HeaderBytes+bytes)
+		for _, req := range p.requests {
+			message = append(message, req.Operation)
+			message = binary.LittleEndian.AppendUint32(message, uint32(len(req.Message)-vsr.HeaderBytes))
+			message = append(message, req.Message[vsr.HeaderBytes:]...)
+		}
+		p.message = vsr.EncodeRequest(message, c.options.Cluster, g.id, g.shard.client, p.number,
+			clusterBatchOperation, message[vsr.HeaderBytes:])
+	}
+	rs.proposals = append(rs.proposals, p)
+	return p
 }
 
-func (g *ClusterGroup) markSent(req *ClusterRequest) {
-	req.state = requestSent
-	req.sentTick = g.shard.ticks
-	req.sentView = g.replica.View()
+func (g *ClusterGroup) markSent(p *clusterProposal) {
+	p.state = requestSent
+	p.sentTick = g.shard.ticks
+	p.sentView = g.replica.View()
 }
 
-// proposable reports whether a waiting request can be stepped here: this
-// replica is a normal primary with room in its pipeline.
+// proposable reports whether this replica, a normal primary with room in
+// its pipeline, has a proposal (or requests) to step.
 func (rs *clusterRequests) proposable(g *ClusterGroup) bool {
 	r := g.replica
 	if r.Status() != vsr.StatusNormal || !r.IsPrimary() || r.Op()-r.CommitMin() >= clusterPipelineLen {
 		return false
 	}
-	return rs.firstWaiting() >= 0
+	return rs.firstWaiting() != nil || len(rs.waiting) > 0
 }
 
-func (rs *clusterRequests) firstWaiting() int {
-	for i, req := range rs.pending {
-		if req.state == requestWaiting {
-			return i
+func (rs *clusterRequests) firstWaiting() *clusterProposal {
+	for _, p := range rs.proposals {
+		if p.state == requestWaiting {
+			return p
 		}
 	}
-	return -1
+	return nil
 }
 
-// propose marks the first waiting request sent and returns its message to
-// step.
-func (rs *clusterRequests) propose(g *ClusterGroup) []byte {
-	req := rs.pending[rs.firstWaiting()]
-	g.markSent(req)
-	return req.Message
+// next returns the message of the proposal to step, marked sent.
+func (rs *clusterRequests) next(g *ClusterGroup) []byte {
+	p := rs.firstWaiting()
+	if p == nil {
+		p = g.propose()
+	}
+	g.markSent(p)
+	return p.message
 }
 
 // tick resends what has waited for too long, or was sent in an earlier
-// view: to the primary, or back to the waiting list when this replica is
+// view: to the primary, or back to the waiting state when this replica is
 // the primary now.
 func (rs *clusterRequests) tick(g *ClusterGroup) {
 	r := g.replica
-	if len(rs.pending) == 0 || r.Status() != vsr.StatusNormal {
+	if r.Status() != vsr.StatusNormal {
 		return
 	}
 	resendTicks := uint64(g.shard.cluster.timeouts.NormalTicks / 2)
-	for _, req := range rs.pending {
-		stale := req.state == requestSent && (req.sentView != r.View() || g.shard.ticks-req.sentTick >= resendTicks)
-		if req.state == requestReplied || req.state == requestSent && !stale {
+	for _, p := range rs.proposals {
+		stale := p.state == requestSent && (p.sentView != r.View() || g.shard.ticks-p.sentTick >= resendTicks)
+		if p.state == requestReplied || p.state == requestSent && !stale {
 			continue
 		}
 		if r.IsPrimary() {
-			req.state = requestWaiting
+			p.state = requestWaiting
 			continue
 		}
-		if g.shard.send(r.PrimaryIndex(), req.Message) {
-			g.markSent(req)
-		}
+		g.sendProposal(p)
+	}
+	if len(rs.waiting) > 0 && !r.IsPrimary() {
+		g.flush()
 	}
 }
 
-// onReply stops resending a request the primary reports committed.
+// onReply stops resending a proposal the primary reports committed.
 func (g *ClusterGroup) onReply(h *vsr.Header) {
 	if h.Client != g.shard.client {
 		return
 	}
-	for _, req := range g.requests.pending {
-		if req.number == h.Request {
-			req.state = requestReplied
+	for _, p := range g.requests.proposals {
+		if p.number == h.Request {
+			p.state = requestReplied
 			return
 		}
 	}
@@ -171,52 +272,113 @@ func (g *ClusterGroup) onReply(h *vsr.Header) {
 
 // Claim returns this node's request that entry commits, or nil when entry
 // carries another node's (or an earlier incarnation's) request; the
-// request is the caller's again. The application calls it for each entry
-// it applies. Requests of this client with lower numbers still waiting
-// can never commit now: they are renumbered and proposed again.
+// request is the caller's again. The application calls it once for each
+// entry it applies, in order. Proposals of this client with lower numbers
+// can never commit now: their requests are proposed again.
 func (g *ClusterGroup) Claim(entry *vsr.Entry) *ClusterRequest {
 	rs := &g.requests
-	if entry.Client != g.shard.client || len(rs.pending) == 0 {
+	if entry.Client != g.shard.client {
 		return nil
 	}
 	index := -1
-	for i, req := range rs.pending {
-		if req.number == entry.Request {
-			index = i
-			break
-		}
-		if req.number > entry.Request {
+	for i, p := range rs.proposals {
+		if p.number >= entry.Request {
+			if p.number == entry.Request {
+				index = i
+			}
 			break
 		}
 	}
 	if index < 0 {
 		return nil
 	}
-	req := rs.pending[index]
-	rs.bytes -= len(req.Message)
-	rs.overtaken = append(rs.overtaken[:0], rs.pending[:index]...)
-	total := len(rs.pending)
-	kept := copy(rs.pending, rs.pending[index+1:])
-	clear(rs.pending[kept:total])
-	rs.pending = rs.pending[:kept]
-	for _, old := range rs.overtaken {
-		g.seal(old) // a fresh number, above every other: the order holds
-		old.state = requestWaiting
-		rs.pending = append(rs.pending, old)
+	if index > 0 {
+		g.overtake(index)
+		index = 0
 	}
-	clear(rs.overtaken)
+	p := rs.proposals[0]
+	invariant.Assert(p.claimed < len(p.requests), "an entry claims a request its proposal holds")
+	req := p.requests[p.claimed]
+	p.requests[p.claimed] = nil
+	p.claimed++
+	if p.claimed == len(p.requests) {
+		rs.proposals[0] = nil
+		rs.proposals = rs.proposals[1:]
+	}
+	rs.count--
+	rs.bytes -= len(req.Message)
 	return req
+}
+
+// overtake puts the requests of the proposals before index back at the
+// head of the waiting list, in order, to be proposed again.
+func (g *ClusterGroup) overtake(index int) {
+	rs := &g.requests
+	rs.overtaken = rs.overtaken[:0]
+	for _, p := range rs.proposals[:index] {
+		invariant.Assert(p.claimed == 0, "an overtaken proposal applied nothing")
+		rs.overtaken = append(rs.overtaken, p.requests...)
+	}
+	rs.waiting = append(rs.overtaken, rs.waiting...)
+	rs.overtaken = nil
+	clear(rs.proposals[:index])
+	rs.proposals = rs.proposals[index:]
+	if !g.replica.IsPrimary() {
+		g.armFlush()
+	}
 }
 
 // fail ends every request with err.
 func (rs *clusterRequests) fail(err error) {
-	pending := rs.pending
-	rs.pending, rs.bytes = rs.pending[len(pending):], 0
-	for i, req := range pending {
-		pending[i] = nil
+	var failed []*ClusterRequest
+	for _, p := range rs.proposals {
+		failed = append(failed, p.requests[p.claimed:]...)
+	}
+	failed = append(failed, rs.waiting...)
+	rs.proposals, rs.waiting = rs.proposals[:0], nil
+	rs.count, rs.bytes = 0, 0
+	for _, req := range failed {
 		if req.Failed != nil {
 			req.Failed(req, err)
 		}
 	}
-	rs.pending = pending[:0]
+}
+
+// unpack returns entries with every batch entry replaced by its requests,
+// each an entry of the same op; a batch that does not parse (every node
+// holds the same bytes) yields none of its requests.
+func (rs *clusterRequests) unpack(entries []vsr.Entry) []vsr.Entry {
+	batched := false
+	for i := range entries {
+		batched = batched || entries[i].Operation == clusterBatchOperation
+	}
+	if !batched {
+		return entries
+	}
+	out := rs.unpackedBuf[:0]
+	for _, entry := range entries {
+		if entry.Operation != clusterBatchOperation {
+			out = append(out, entry)
+			continue
+		}
+		start := len(out)
+		for body := entry.Body; len(body) > 0; {
+			if len(body) < clusterBatchRecordBytes {
+				out = out[:start]
+				break
+			}
+			size := int(binary.LittleEndian.Uint32(body[1:]))
+			if size > len(body)-clusterBatchRecordBytes {
+				out = out[:start]
+				break
+			}
+			sub := entry
+			sub.Operation = body[0]
+			sub.Body = body[clusterBatchRecordBytes : clusterBatchRecordBytes+size]
+			out = append(out, sub)
+			body = body[clusterBatchRecordBytes+size:]
+		}
+	}
+	rs.unpackedBuf = out
+	return out
 }

@@ -144,7 +144,12 @@ func (a *MetaApplication) propose(c *call, command *metadata.Command) {
 		a.plane.reply(c)
 		return
 	}
-	body := metadata.EncodeCommand(command)
+	body, err := metadata.EncodeCommand(command)
+	if err != nil {
+		c.result = metaStatus(c.code, err)
+		a.plane.reply(c)
+		return
+	}
 	message := make([]byte, vsr.HeaderBytes+len(body))
 	copy(message[vsr.HeaderBytes:], body)
 	request := &ClusterRequest{Operation: MetaOperation, Message: message, Failed: a.failed, Context: c}
@@ -223,14 +228,26 @@ func hashPasswordSalted(password string, salt []byte) string {
 }
 
 // clusterSecret keys the bootstrap root salt in cluster mode (nil on a
-// single node): the cluster's name and id, which every node shares.
+// single node): the replicas' shared secret, or else the cluster's name
+// and id, which every node also shares.
 func (m *metaPlane) clusterSecret() []byte {
-	cluster := m.front.server.options.Cluster
-	if cluster == nil {
+	options := &m.front.server.options
+	switch {
+	case options.Cluster == nil:
 		return nil
+	case len(options.Roster.Secret) > 0:
+		return options.Roster.Secret
 	}
-	return binary.LittleEndian.AppendUint64([]byte(m.front.server.options.ClusterName), cluster.Options().Cluster)
+	return binary.LittleEndian.AppendUint64([]byte(options.ClusterName), options.Cluster.Options().Cluster)
 }
+
+// purgesHere reports whether this node runs the data-plane purge that
+// follows a purge command. In cluster mode only the node that proposed it
+// does: a clustered partition's purge is an op of the partition's own
+// group, which must enter that log once, ordered among the appends; purges
+// run on every node at their metadata apply would each cut a different
+// prefix on replicas that lag.
+func (m *metaPlane) purgesHere(c *call) bool { return m.cluster == nil || c.origin != nil }
 
 // waits reports whether a call must wait for the plane to open: for the
 // store, and in cluster mode for the metadata group too, because a write

@@ -21,19 +21,28 @@ type metaNode struct {
 
 func startMetaNode(t *testing.T, memory *memoryNet, node, nodes int, dir string) *metaNode {
 	t.Helper()
+	return startMetaNodeOn(t, node, nodes, dir, func(cluster *Cluster) ClusterTransport {
+		return &memoryLink{net: memory, node: node, cluster: cluster}
+	})
+}
+
+// startMetaNodeOn starts a node whose transport transport builds.
+func startMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*Cluster) ClusterTransport) *metaNode {
+	t.Helper()
 	cluster, err := NewCluster(ClusterOptions{Cluster: 77, Replica: node, ReplicaCount: nodes,
 		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: dir + "/cluster",
 		Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster.SetTransport(&memoryLink{net: memory, node: node, cluster: cluster})
+	cluster.SetTransport(transport(cluster))
 	cpus, err := AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: BackendAuto,
-		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger()})
+		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger(),
+		Roster: ClusterConfig{Secret: []byte("a shared secret of at least thirty-two bytes")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +210,12 @@ func TestClusterMetadataReplicates(t *testing.T) {
 		})
 	}
 	t.Logf("replicated: %v", want)
+	root := nodes[0].server.view.Load().user(0).PasswordHash
+	for i, n := range nodes {
+		if hash := n.server.view.Load().user(0).PasswordHash; hash != root || !checkPassword("iggy", hash) {
+			t.Fatalf("node %d's bootstrap root hash %q differs from node 0's %q", i, hash, root)
+		}
+	}
 
 	primary, ok := nodes[0].server.options.Cluster.MetadataPrimary()
 	if !ok {
@@ -311,5 +326,114 @@ func waitFile(t *testing.T, path string) {
 			t.Fatalf("%s does not exist", path)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestClusterMetadataOverClusterNet: the same replication over the real
+// replica transport (TCP on loopback, authenticated links): a stream
+// created through each node in turn shows on all three with the same ids.
+func TestClusterMetadataOverClusterNet(t *testing.T) {
+	addresses := freeAddresses(t, 3)
+	secret := []byte("a shared secret of at least thirty-two bytes")
+	nodes := make([]*metaNode, 3)
+	for i := range nodes {
+		nodes[i] = startMetaNodeOn(t, i, 3, t.TempDir(), func(cluster *Cluster) ClusterTransport {
+			link, err := NewClusterNet(ClusterNetOptions{Cluster: 77, Replica: i, ReplicaAddresses: addresses,
+				Secret: secret, Deliver: cluster.Deliver, Logger: testLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return link
+		})
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.stop(t)
+		}
+	}()
+	for i, n := range nodes {
+		reply := dialMeta(t, n).write(wire.OperationCreateStream, &wire.CreateStream{Name: "through-" + itoa(uint32(i))})
+		if reply.Err() != nil {
+			t.Fatalf("create stream through node %d: %v", i, reply.Err())
+		}
+	}
+	want := streamTopics(nodes[2].server.view.Load())
+	if len(want) != 3 {
+		t.Fatalf("node 2 shows %v", want)
+	}
+	for i, n := range nodes {
+		waitView(t, n, "node "+itoa(uint32(i))+" shows the three streams", func(v *frontView) bool {
+			return sameStrings(streamTopics(v), want)
+		})
+	}
+}
+
+// TestClusterMetadataConcurrentWrites: clients on the three nodes create
+// streams at the same time, all also racing for one shared name: the
+// group orders the writes, so exactly one creates the shared stream, the
+// others get StreamNameAlreadyExists, and every node ends with the same
+// streams under the same ids.
+func TestClusterMetadataConcurrentWrites(t *testing.T) {
+	memory := newMemoryNet(3)
+	nodes := make([]*metaNode, 3)
+	for i := range nodes {
+		nodes[i] = startMetaNode(t, memory, i, 3, t.TempDir())
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.stop(t)
+		}
+	}()
+	const perNode = 10
+	clients := make([]*metaClient, 3)
+	for i, n := range nodes {
+		clients[i] = dialMeta(t, n)
+	}
+	type outcome struct {
+		node    int
+		created int
+		shared  error
+	}
+	outcomes := make(chan outcome, 3)
+	for i, c := range clients {
+		go func() {
+			result := outcome{node: i}
+			for k := range perNode {
+				if k == perNode/2 {
+					reply := c.write(wire.OperationCreateStream, &wire.CreateStream{Name: "shared"})
+					result.shared = reply.Err()
+				}
+				name := "n" + itoa(uint32(i)) + "-" + itoa(uint32(k))
+				if reply := c.write(wire.OperationCreateStream, &wire.CreateStream{Name: name}); reply.Err() == nil {
+					result.created++
+				}
+			}
+			outcomes <- result
+		}()
+	}
+	winners := 0
+	for range clients {
+		result := <-outcomes
+		if result.created != perNode {
+			t.Fatalf("node %d created %d of its %d streams", result.node, result.created, perNode)
+		}
+		switch {
+		case result.shared == nil:
+			winners++
+		case !errors.Is(result.shared, wire.StatusStreamNameAlreadyExists):
+			t.Fatalf("node %d's shared create: %v", result.node, result.shared)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d nodes created the shared stream, want exactly 1", winners)
+	}
+	waitView(t, nodes[0], "node 0 holds every stream", func(v *frontView) bool {
+		return len(streamTopics(v)) == 3*perNode+1
+	})
+	want := streamTopics(nodes[0].server.view.Load())
+	for i, n := range nodes[1:] {
+		waitView(t, n, "node "+itoa(uint32(i+1))+" holds the same streams", func(v *frontView) bool {
+			return sameStrings(streamTopics(v), want)
+		})
 	}
 }

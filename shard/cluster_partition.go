@@ -3,6 +3,7 @@ package shard
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/internal/invariant"
@@ -87,7 +88,7 @@ func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	cp.offsetOp.Done = cp.offsetDone
 	cp.syncFn = cp.synced
 	config := GroupConfig{Group: partitionGroup(p.key), Application: cp,
-		Sync: p.config.Durability == engine.DurabilityPersisted}
+		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true}
 	ds.data.cluster.Local(ds.shard).Open(config, func(g *ClusterGroup, err error) {
 		if err == nil {
 			cp.group = g
@@ -507,4 +508,11 @@ func (cp *clusterPartition) install() {
 			ds.unpark(p)
 		})
 	})
+}
+
+// describe names what the partition's apply waits for, for a log line.
+func (cp *clusterPartition) describe() string {
+	return fmt.Sprintf("applying=%v index=%d/%d waiting=%v appends_inflight=%d offset_busy=%v restore=%v applied=%d marked=%d syncing=%v",
+		cp.done != nil, cp.index, len(cp.entries), cp.waiting, cp.appendsInflight, cp.offsetBusy, cp.restore != nil,
+		cp.appliedOp, cp.markedOp, cp.syncing)
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -97,12 +98,22 @@ func (n *clusterTestNode) request(t *testing.T, operation wire.Operation, code w
 }
 
 func (n *clusterTestNode) setup(t *testing.T, partitions uint32) {
-	if r := n.request(t, wire.OperationCreateStream, 0, &wire.CreateStream{Name: "s"}); r.Err() != nil {
-		t.Fatalf("create stream: %v", r.Err())
-	}
-	topic := &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: partitions, Name: "t"}
-	if r := n.request(t, wire.OperationCreateTopic, 0, topic); r.Err() != nil {
-		t.Fatalf("create topic: %v", r.Err())
+	n.write(t, wire.OperationCreateStream, &wire.CreateStream{Name: "s"})
+	n.write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: partitions, Name: "t"})
+}
+
+// write runs a metadata write, retrying while the metadata group cannot
+// take it yet (58: its links are still coming up).
+func (n *clusterTestNode) write(t *testing.T, operation wire.Operation, body wire.Body) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r := n.request(t, operation, 0, body)
+		if errors.Is(r.Err(), wire.StatusTransientNotAccepted) && time.Now().Before(deadline) {
+			continue
+		}
+		if r.Err() != nil {
+			t.Fatalf("metadata write %v: %v", operation, r.Err())
+		}
+		return
 	}
 }
 
@@ -280,4 +291,44 @@ func TestClusterPartitionStateTransfer(t *testing.T) {
 		sent++
 		checkSame(t, nodes, 1, sent)
 	}
+}
+
+// netTransport returns link makers that join the nodes with ClusterNet on
+// loopback addresses.
+func netTransport(t *testing.T, addresses []string, node int) func(*Cluster) ClusterTransport {
+	return func(c *Cluster) ClusterTransport {
+		transport, err := NewClusterNet(ClusterNetOptions{Cluster: c.Options().Cluster, Replica: node,
+			ReplicaAddresses: addresses, Secret: []byte("cluster-partition-test-secret-0123456789"),
+			Deliver: c.Deliver, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return transport
+	}
+}
+
+// TestClusterPartitionOverClusterNet runs the replication of
+// TestClusterPartitionReplicates over the real replica transport, with
+// many sends in flight from every node at once.
+func TestClusterPartitionOverClusterNet(t *testing.T) {
+	addresses := freeAddresses(t, 3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), netTransport(t, addresses, i))
+	}
+	nodes[0].setup(t, 2)
+	checkSame(t, nodes, 2, 0)
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	for round := range rounds {
+		for p := range uint32(2) {
+			for i, n := range nodes {
+				n.send(t, p, fmt.Sprintf("p%d-r%d-n%d", p, round, i))
+			}
+		}
+	}
+	checkSame(t, nodes, 2, 3*rounds)
 }

@@ -118,6 +118,20 @@
 // owner's engine.Partition, and complete back on the connection's shard.
 // Storage is the engine.Storage over a shard's backend.
 //
+// # Replication groups
+//
+// In cluster mode Cluster (cluster_host*.go) hosts every vsr group of the
+// node on the group's shard: the metadata group (0) on shard 0, a
+// partition's group (1<<63 | namespace, cluster_partition*.go) on the
+// partition's owner. A group executes each Ready of its replica in vsr's
+// order (persist to its engine/replicalog journal, send, restore, apply)
+// and steps nothing else meanwhile; messages wait in a bounded inbox.
+// Messages the transport delivers are stepped on the next timer turn,
+// never inside its callback. This node's requests are proposed (stepped on
+// the primary, forwarded by a backup, resent until they apply here) and
+// complete when the local apply reaches them, so a send is answered with
+// the offsets this node's engine assigned, the same on every node.
+//
 // # Invariants
 //
 //  1. Only a shard's own thread touches its state: connections, timers,
@@ -162,4 +176,13 @@
 //     fired per turn; only the shard loop itself runs forever.
 //  13. A backend error no op can recover from stops every shard
 //     (Runtime.Err): half-alive is worse than dead.
+//  14. A group executes one Ready at a time, in vsr's order; its journal
+//     write completes (fdatasynced for synced groups, and for any change
+//     of view or vote) before any of the Ready's messages leaves.
+//  15. A request this node submitted is answered only from the local apply
+//     of its entry, or fails with ErrClusterStopped or
+//     ErrClusterOutcomeUnknown; ErrClusterNotAccepted (58) only when
+//     nothing was proposed.
+//  16. A partition's applied mark (op, offset next) is recorded only after
+//     the engine fdatasynced everything applied up to it.
 package shard

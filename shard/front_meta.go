@@ -217,6 +217,8 @@ func metaStatus(code wire.Code, err error) wire.Status {
 		return wire.StatusCannotDeleteUser
 	case errors.Is(err, metadata.ErrInvalidName):
 		return invalidNameStatus(code)
+	case errors.Is(err, metadata.ErrCommandTooLarge):
+		return wire.StatusInvalidCommand
 	}
 	return wire.StatusError
 }

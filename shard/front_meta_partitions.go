@@ -31,6 +31,9 @@ func (m *metaPlane) afterPartitions(c *call, command *metadata.Command, result m
 		c.ranges = []topicRange{m.topicRange(command.StreamID, view.stream(command.StreamID).Topics[command.TopicID])}
 	default:
 		kind = DataPurge
+		if !m.purgesHere(c) {
+			c.ranges = nil
+		}
 	}
 	m.rebalanceTopics(command, view)
 	if command.Kind == metadata.CreateTopic {

@@ -17,14 +17,46 @@ func TestCommandCodecRoundTrip(t *testing.T) {
 	for index := 0; index < 200; index++ {
 		command := randomCommand(random)
 		command.Op = random.Uint64()
-		decoded, err := DecodeCommand(EncodeCommand(&command))
+		encoded := mustEncode(t, &command)
+		decoded, err := DecodeCommand(encoded)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(EncodeCommand(&decoded), EncodeCommand(&command)) || decoded.Op != command.Op ||
+		if !bytes.Equal(mustEncode(t, &decoded), encoded) || decoded.Op != command.Op ||
 			decoded.Name != command.Name || decoded.Secret != command.Secret {
 			t.Fatalf("command %d: decoded %+v, want %+v", index, decoded, command)
 		}
+	}
+}
+
+func mustEncode(t *testing.T, command *Command) []byte {
+	t.Helper()
+	encoded, err := EncodeCommand(command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return encoded
+}
+
+// TestCommandTooLarge: a command past the record limit (a client may send
+// a permissions set that large) is refused by the codec and by the store,
+// which logs nothing and stays usable.
+func TestCommandTooLarge(t *testing.T) {
+	huge := Command{Kind: UpdatePermissions, UserID: 0, HasPermissions: true, Permissions: make([]byte, recordBytesMax)}
+	if _, err := EncodeCommand(&huge); !errors.Is(err, ErrCommandTooLarge) {
+		t.Fatalf("encode: %v", err)
+	}
+	storage, s := replicaStore(t, 11)
+	execute(t, storage, s, Command{Kind: CreateUser, Name: "root", Secret: "h"})
+	before := s.ExportSnapshot(nil)
+	if _, err := execute(t, storage, s, huge); !errors.Is(err, ErrCommandTooLarge) {
+		t.Fatalf("execute: %v", err)
+	}
+	if !bytes.Equal(s.ExportSnapshot(nil), before) {
+		t.Fatal("a refused command changed the state")
+	}
+	if _, err := execute(t, storage, s, Command{Kind: CreateStream, Name: "after"}); err != nil {
+		t.Fatalf("the store is stuck after a refusal: %v", err)
 	}
 }
 
@@ -38,7 +70,7 @@ func TestDecodeCommandRejects(t *testing.T) {
 		t.Fatalf("empty record: %v", err)
 	}
 	command := randomCommand(random)
-	encoded := EncodeCommand(&command)
+	encoded := mustEncode(t, &command)
 	if _, err := DecodeCommand(encoded[:len(encoded)/2]); !errors.Is(err, ErrMalformedCommand) {
 		t.Fatalf("half a record: %v", err)
 	}
@@ -90,7 +122,7 @@ func TestReplicasApplyIdentically(t *testing.T) {
 	for op := uint64(1); op <= uint64(commands); op++ {
 		command := randomCommand(random)
 		command.Op = op
-		encoded := EncodeCommand(&command)
+		encoded := mustEncode(t, &command)
 		var want Result
 		var wantErr error
 		for index := range stores {

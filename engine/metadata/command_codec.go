@@ -5,8 +5,6 @@ import (
 	"errors"
 
 	flatbuffers "github.com/google/flatbuffers/go"
-
-	"github.com/whippetio/whippet/internal/invariant"
 )
 
 // ErrMalformedCommand: bytes handed to DecodeCommand are not a command
@@ -15,11 +13,14 @@ var ErrMalformedCommand = errors.New("metadata: malformed command record")
 
 // EncodeCommand returns command as a metadata log record (flatbuffers
 // fbs.Record, index 0): the body a cluster proposes through the metadata
-// replication group. The caller owns the returned bytes.
-func EncodeCommand(command *Command) []byte {
+// replication group. The caller owns the returned bytes. A command past
+// the record limit is ErrCommandTooLarge: no store would log it.
+func EncodeCommand(command *Command) ([]byte, error) {
 	encoded := encodeRecord(flatbuffers.NewBuilder(256+len(command.Name)+len(command.Secret)), 0, command)
-	invariant.Assert(len(encoded) <= recordBytesMax, "an encoded command fits a record")
-	return encoded
+	if len(encoded) > recordBytesMax {
+		return nil, ErrCommandTooLarge
+	}
+	return encoded, nil
 }
 
 // DecodeCommand reads a record EncodeCommand wrote. The bytes come from

@@ -27,6 +27,7 @@ var (
 	ErrTooManyGroups     = errors.New("metadata: too many consumer groups")
 	ErrRootUser          = errors.New("metadata: the root user cannot be deleted")
 	ErrUnknownCommand    = errors.New("metadata: unknown command")
+	ErrCommandTooLarge   = errors.New("metadata: command exceeds the record limit")
 )
 
 // State is the metadata state machine: streams, topics, partitions,

@@ -119,20 +119,28 @@ func (s *Store) kick() {
 			s.install(e)
 			continue
 		}
-		if err := s.state.Prepare(&e.Command); err != nil {
+		err := s.state.Prepare(&e.Command)
+		if err == nil {
+			err = s.writeRecord(e)
+		}
+		if err != nil {
 			s.state.Rejected(&e.Command)
 			e.Err = err
 			e.Done(e)
 			continue
 		}
-		s.current = e
-		s.writeRecord(e)
 	}
 }
 
-func (s *Store) writeRecord(e *Execution) {
+// writeRecord starts appending e's record, or refuses one past the
+// record limit (a client can ask for that much, with a large permissions
+// set): nothing is written then.
+func (s *Store) writeRecord(e *Execution) error {
 	payload := encodeRecord(s.builder, s.state.Index+1, &e.Command)
-	invariant.Assert(len(payload) <= recordBytesMax, "metadata record within its limit")
+	if len(payload) > recordBytesMax {
+		return ErrCommandTooLarge
+	}
+	s.current = e
 	s.buffer = append(s.buffer[:0], make([]byte, recordHeaderBytes)...)
 	binary.LittleEndian.PutUint32(s.buffer[0:], uint32(len(payload)))
 	binary.LittleEndian.PutUint64(s.buffer[4:], xxh3.Hash(payload))
@@ -140,6 +148,7 @@ func (s *Store) writeRecord(e *Execution) {
 	s.stage = stageAppendWrite
 	s.op.Code, s.op.File, s.op.Buffer, s.op.Position = engine.OpWrite, s.logFile, s.buffer, s.logSize
 	s.storage.Submit(&s.op)
+	return nil
 }
 
 // appendDone applies the durable record and acknowledges it.
