@@ -47,6 +47,7 @@ func TestKindsAgainstServer(t *testing.T) {
 	}()
 	checkKinds(t, server)
 	t.Run("durability", func(t *testing.T) { checkDurability(t, ctx, server) })
+	t.Run("background", func(t *testing.T) { checkBackground(t, ctx, server) })
 }
 
 // checkDurability runs with --durability memory and reads the option back.
@@ -111,5 +112,32 @@ func TestLocalServerThatExits(t *testing.T) {
 	config.ServerBinary = filepath.Join(t.TempDir(), "absent")
 	if _, err := Run(context.Background(), config, Environment{NoFiles: true}); !errors.Is(err, ErrNoServerBinary) {
 		t.Errorf("missing binary: %v", err)
+	}
+}
+
+// checkBackground runs p1 with idle partitions and connections held open
+// and checks that the background stream is gone afterwards.
+func checkBackground(t *testing.T, ctx context.Context, server *Server) {
+	options := DefaultSuiteOptions()
+	options.Workloads, options.Repeats, options.Batches, options.MessagesPerBatch, options.MessageSize = []string{"p1"}, 1, 5, 50, 100
+	options.ServerAddress, options.ServerPID = server.Address, server.PID
+	options.IdlePartitions, options.IdleConnections = 10, 5
+	if !testing.Short() {
+		options.IdlePartitions = 1001 // two topics, the second of one partition
+	}
+	rows, err := RunSuite(ctx, options, Environment{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].MBps <= 0 {
+		t.Fatalf("rows %+v", rows)
+	}
+	admin, err := client.Dial(ctx, client.Options{Address: server.Address, Username: "iggy", Password: "iggy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.GetStream(ctx, wire.NamedID(BackgroundStreamName)); client.StatusOf(err) != wire.StatusStreamIDNotFound {
+		t.Fatalf("background stream after the suite: %v, want StreamIDNotFound", err)
 	}
 }

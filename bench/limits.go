@@ -98,6 +98,16 @@ const (
 	// (for the release, for data), as the Go SDK's 5 s pings do, so the
 	// server never evicts a group member as stale.
 	HeartbeatInterval = 5 * time.Second
+
+	// backgroundTopicPartitionsMax is the partitions of one background
+	// topic: the server's limit of partitions created by one request.
+	backgroundTopicPartitionsMax = 1000
+	// A server has settled after its background setup when it used less
+	// than backgroundSettleCPUShare of a core over one
+	// backgroundSettleWindow; the wait gives up after backgroundSettleMax.
+	backgroundSettleCPUShare = 0.05
+	backgroundSettleWindow   = 500 * time.Millisecond
+	backgroundSettleMax      = time.Minute
 	// SetupTimeout bounds creating or checking streams, topics and groups.
 	SetupTimeout = 2 * time.Minute
 	// ProgressInterval paces the progress bar redraws.

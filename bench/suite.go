@@ -25,6 +25,10 @@ type SuiteOptions struct {
 	ServerPID        int
 	OutputDir        string // "" writes no run directories
 	Seed             uint64
+	// IdlePartitions and IdleConnections are held open on the server while
+	// the workloads run (suite_background.go): the scale row.
+	IdlePartitions  int
+	IdleConnections int
 }
 
 // Suite defaults, those of the lab's run-peers.sh.
@@ -66,6 +70,8 @@ func parseSuite(args []string, profile *string) (SuiteOptions, error) {
 	set.IntVar(&options.ServerPID, "server-pid", 0, "process id of a remote server on this machine (CPU report)")
 	set.StringVar(&options.OutputDir, "output-dir", "", "write each run's directory here")
 	set.Uint64Var(&options.Seed, "seed", 0, "seed (0 = from the clock)")
+	set.IntVar(&options.IdlePartitions, "idle-partitions", 0, "partitions held idle on the server during the runs")
+	set.IntVar(&options.IdleConnections, "idle-connections", 0, "logged-in idle connections held during the runs")
 	set.StringVar(profile, "profile", "", "profile the bench: cpu, mem or trace")
 	rest, err := parseSection(set, args)
 	if err != nil {
@@ -82,6 +88,9 @@ func parseSuite(args []string, profile *string) (SuiteOptions, error) {
 	}
 	if options.Repeats < 1 {
 		return options, fmt.Errorf("%w: --repeats must be at least 1", ErrInvalidConfig)
+	}
+	if options.IdlePartitions < 0 || options.IdleConnections < 0 {
+		return options, fmt.Errorf("%w: --idle-partitions and --idle-connections must not be negative", ErrInvalidConfig)
 	}
 	return options, nil
 }
@@ -138,6 +147,15 @@ func RunSuite(ctx context.Context, options SuiteOptions, environment Environment
 		}
 		defer stopServer(server, discardLogger(environment.Logger))
 	}
+	held, err := startBackground(ctx, server, &options)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := held.stop(ctx); err != nil {
+			discardLogger(environment.Logger).Warn("bench: background teardown", "err", err.Error())
+		}
+	}()
 	var samples []suiteSample
 	for repeat := range options.Repeats {
 		for _, name := range options.Workloads {

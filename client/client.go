@@ -231,6 +231,7 @@ func (c *Client) open(ctx context.Context, address string) (*conn, error) {
 		}
 	}
 	fresh := newConn(netConn, c.options.PipelineDepth)
+	fresh.watchReplies(c.options.ReplyTimeout)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

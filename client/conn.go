@@ -25,6 +25,7 @@ type call struct {
 	buffer    []byte // the reply frame; reply's slices point into it
 	err       error
 	done      chan struct{}
+	deadline  time.Time // when the connection gives up waiting for the reply
 }
 
 // conn is one TCP connection carrying pipelined requests. The server
@@ -39,6 +40,11 @@ type conn struct {
 	pending []*call
 	broken  error
 	done    chan struct{} // closed when the reader exits
+
+	// The reply watchdog (deadline.go); guarded by mu.
+	watchdog     *time.Timer
+	replyTimeout time.Duration
+	watching     bool // the watchdog is armed
 }
 
 func newConn(netConn net.Conn, depth int) *conn {
@@ -65,6 +71,7 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 		return c.brokenErr()
 	}
 	c.pending = append(c.pending, pending)
+	c.watchLocked(pending)
 	c.mu.Unlock()
 	if _, err := c.netConn.Write(*pending.frame); err != nil {
 		c.mu.Lock()
@@ -76,14 +83,12 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 }
 
 // acquire takes a pipeline slot, waiting while the pipe is full.
-func (c *conn) acquire(ctx context.Context, expired <-chan time.Time) error {
+func (c *conn) acquire(ctx context.Context) error {
 	select {
 	case c.slots <- struct{}{}:
 		return nil
 	case <-c.done:
 		return c.brokenErr()
-	case <-expired:
-		return errTimeout
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -170,6 +175,9 @@ func (c *conn) fail(err error) {
 func (c *conn) breakLocked(err error) {
 	if c.broken == nil {
 		c.broken = err
+		if c.watchdog != nil {
+			c.watchdog.Stop()
+		}
 		_ = c.netConn.Close() // the connection is unusable either way
 	}
 }

@@ -141,12 +141,9 @@ func (p *call) replay() *call {
 // does not arrive in time leaves the stream in an unknown state, so the
 // connection is dropped (§5.6).
 func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*call, error) {
-	// One timer per call: its channel fires once, and whichever of acquire
-	// or the select below receives it ends the call.
-	timer := time.NewTimer(c.options.ReplyTimeout)
-	defer timer.Stop()
-	expired := timer.C
-	if err := current.acquire(ctx, expired); err != nil {
+	// The connection's watchdog bounds the wait for the reply (and so the
+	// wait for a pipeline slot, which a reply or a failure frees).
+	if err := current.acquire(ctx); err != nil {
 		return nil, err
 	}
 	pending.done = make(chan struct{})
@@ -156,10 +153,6 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 	select {
 	case <-pending.done:
 		return pending, pending.err
-	case <-expired:
-		current.fail(errTimeout)
-		<-pending.done
-		return nil, errTimeout
 	case <-ctx.Done():
 		// The call stays queued: its reply will still arrive in order and
 		// is dropped, so the other calls on the connection carry on.

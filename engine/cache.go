@@ -2,20 +2,46 @@ package engine
 
 import "github.com/whippetio/whippet/internal/invariant"
 
-// Cache holds copies of recently written batches of every partition of one
-// shard within one byte budget, evicting oldest first (a circular log).
-// It is not safe for concurrent use: one shard owns it.
+// Cache holds recently written batches of every partition of one shard
+// within one byte budget, evicting the oldest buffer first. It holds whole
+// buffers rather than copies: a partition hands over a flushed journal
+// buffer (hold) and takes a fresh one, so a large flush is never copied
+// again; a small flush is copied into the cache's open buffer (insert),
+// where it does not pin a journal-sized buffer for a few bytes. An evicted
+// buffer goes back through the release function it came with, so buffers
+// stay in the memory their allocator gave (ring memory in a shard).
+//
+// A batch dies with its buffer, or when the entry ring wraps over it. The
+// open buffer takes copies until it is full even after newer journals were
+// held, so a partition's cached batches may die out of order: a reader
+// finding a dead batch reads it from disk. It is not safe for concurrent
+// use: one shard owns it.
 type Cache struct {
-	arena   []byte
-	head    int // where the next batch is copied
-	entries []cacheEntry
-	// sequenceTail is the oldest live entry; sequenceHead the next one.
-	sequenceTail uint64
+	budgetBytes int
+	heldBytes   int
+	// buffers is a ring indexed by buffer number; bufferTail is the oldest
+	// held, bufferHead the next number.
+	buffers    []cacheBuffer
+	bufferTail uint64
+	bufferHead uint64
+	// open is the number of the buffer insert copies into and openUsed
+	// its filled bytes, when opened and open >= bufferTail (not evicted).
+	open     uint64
+	openUsed int
+	opened   bool
+	// entries is a ring indexed by sequence; sequenceHead is the next one.
+	entries      []cacheEntry
 	sequenceHead uint64
+}
+
+type cacheBuffer struct {
+	data    []byte
+	release func([]byte)
 }
 
 type cacheEntry struct {
 	sequence uint64
+	buffer   uint64
 	at       int
 	length   int
 }
@@ -23,52 +49,110 @@ type cacheEntry struct {
 // NewCache returns a cache of budgetBytes (0 disables caching).
 func NewCache(budgetBytes int) *Cache {
 	invariant.Assert(budgetBytes >= 0, "cache budget is not negative")
-	return &Cache{arena: make([]byte, budgetBytes), entries: make([]cacheEntry, cacheEntriesMax)}
+	return &Cache{
+		budgetBytes: budgetBytes,
+		buffers:     make([]cacheBuffer, cacheBuffersMax),
+		entries:     make([]cacheEntry, cacheEntriesMax),
+	}
 }
 
-// insert copies record and returns its sequence, or false when the record
+// holds reports whether a flushed journal of capacity bytes holding used
+// bytes of batches is worth holding whole rather than copying from.
+func (c *Cache) holds(used int, capacity int) bool {
+	return used*cacheHoldFillDivisor >= capacity && capacity <= c.budgetBytes/2
+}
+
+// hold takes data, a written journal buffer, with the function that frees
+// it; the caller then records its batches with entry.
+func (c *Cache) hold(data []byte, release func([]byte)) {
+	invariant.Assert(cap(data) <= c.budgetBytes/2, "a held buffer fits the budget")
+	c.push(data[:cap(data)], release)
+}
+
+// entry records bytes [at, at+length) of the newest held buffer and
+// returns their sequence.
+func (c *Cache) entry(at int, length int) uint64 {
+	invariant.Assert(c.bufferHead > c.bufferTail, "an entry has a buffer")
+	newest := &c.buffers[(c.bufferHead-1)%uint64(len(c.buffers))]
+	invariant.Assert(at >= 0 && at+length <= len(newest.data), "an entry lies within its buffer")
+	return c.record(c.bufferHead-1, at, length)
+}
+
+// insert copies record into the open buffer (allocating one when there is
+// none or it is full) and returns its sequence, or false when the record
 // is larger than a quarter of the budget (it would evict too much).
-func (c *Cache) insert(record []byte) (uint64, bool) {
+func (c *Cache) insert(record []byte, allocate func(int) []byte, release func([]byte)) (uint64, bool) {
 	length := len(record)
-	if length == 0 || length > len(c.arena)/4 {
+	if length == 0 || length > c.budgetBytes/4 {
 		return 0, false
 	}
-	if c.sequenceHead-c.sequenceTail == uint64(len(c.entries)) {
-		c.sequenceTail++
-	}
-	if c.head+length > len(c.arena) {
-		for c.live() && c.oldest().at >= c.head {
-			c.sequenceTail++
+	if !c.opened || c.open < c.bufferTail || c.openUsed+length > len(c.buffers[c.open%uint64(len(c.buffers))].data) {
+		data := allocate(max(length, min(cacheOpenBytes, c.budgetBytes/4)))
+		if cap(data) > c.budgetBytes/2 {
+			release(data)
+			return 0, false
 		}
-		c.head = 0
+		c.push(data[:cap(data)], release)
+		c.open, c.openUsed, c.opened = c.bufferHead-1, 0, true
 	}
-	for c.live() && c.oldest().at >= c.head && c.oldest().at < c.head+length {
-		c.sequenceTail++
+	at := c.openUsed
+	copy(c.buffers[c.open%uint64(len(c.buffers))].data[at:], record)
+	c.openUsed += length
+	return c.record(c.open, at, length), true
+}
+
+// push holds data as the newest buffer, evicting the oldest ones until
+// the budget and the buffer ring have room.
+func (c *Cache) push(data []byte, release func([]byte)) {
+	for c.bufferHead > c.bufferTail &&
+		(c.heldBytes+len(data) > c.budgetBytes || c.bufferHead-c.bufferTail == uint64(len(c.buffers))) {
+		c.evict()
 	}
+	c.buffers[c.bufferHead%uint64(len(c.buffers))] = cacheBuffer{data: data, release: release}
+	c.bufferHead++
+	c.heldBytes += len(data)
+	invariant.Assert(c.heldBytes <= c.budgetBytes, "held buffers fit the budget")
+}
+
+// evict frees the oldest buffer, and with it every batch it holds.
+func (c *Cache) evict() {
+	oldest := &c.buffers[c.bufferTail%uint64(len(c.buffers))]
+	c.heldBytes -= len(oldest.data)
+	oldest.release(oldest.data)
+	*oldest = cacheBuffer{}
+	c.bufferTail++
+	invariant.Assert(c.heldBytes >= 0, "held bytes are not negative")
+}
+
+func (c *Cache) record(buffer uint64, at int, length int) uint64 {
 	sequence := c.sequenceHead
-	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: c.head, length: length}
-	copy(c.arena[c.head:], record)
-	c.head += length
+	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, buffer: buffer, at: at, length: length}
 	c.sequenceHead++
-	invariant.Assert(c.sequenceHead-c.sequenceTail <= uint64(len(c.entries)), "cache entries bounded")
-	return sequence, true
+	return sequence
 }
 
-func (c *Cache) live() bool { return c.sequenceTail < c.sequenceHead }
-
-func (c *Cache) oldest() *cacheEntry {
-	return &c.entries[c.sequenceTail%uint64(len(c.entries))]
-}
-
-// get returns the record of sequence, or nil when it was evicted. The slice
-// is valid until the next insert.
+// get returns the record of sequence, or nil when it died. The slice is
+// valid until the next hold or insert.
 func (c *Cache) get(sequence uint64) []byte {
-	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
+	if sequence >= c.sequenceHead || c.sequenceHead-sequence > uint64(len(c.entries)) {
 		return nil
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
-	return c.arena[entry.at : entry.at+entry.length]
+	if entry.buffer < c.bufferTail {
+		return nil
+	}
+	data := c.buffers[entry.buffer%uint64(len(c.buffers))].data
+	return data[entry.at : entry.at+entry.length]
+}
+
+// Release frees every held buffer; the cache is empty afterwards. The
+// shard calls it when it stops.
+func (c *Cache) Release() {
+	for c.bufferTail < c.bufferHead {
+		c.evict()
+	}
+	invariant.Assert(c.heldBytes == 0, "an empty cache holds no bytes")
 }
 
 // cachedBatch is a partition's view of one of its batches in the cache.
@@ -81,21 +165,46 @@ type cachedBatch struct {
 
 // partitionCache lists one partition's cached batches in offset order.
 type partitionCache struct {
-	cache   *Cache
-	batches []cachedBatch
-	first   int // batches[:first] are dropped
+	cache    *Cache
+	allocate func(int) []byte
+	release  func([]byte)
+	batches  []cachedBatch
+	first    int // batches[:first] are dropped
 }
 
-// add caches record, the stored bytes of the journal batch batch.
-func (p *partitionCache) add(record []byte, batch *journalBatch) {
+// addWritten caches the batches of buffer, whose write completed. A
+// well-filled buffer is handed to the cache whole and replaced by a fresh
+// one; the batches of a sparse one are copied.
+func (p *partitionCache) addWritten(buffer *writeBuffer) {
 	if p.cache == nil {
 		return
 	}
-	sequence, ok := p.cache.insert(record)
+	if !p.cache.holds(buffer.used-buffer.prefixBytes, cap(buffer.data)) {
+		for index := range buffer.batches {
+			p.insert(buffer.record(index), &buffer.batches[index])
+		}
+		return
+	}
+	p.cache.hold(buffer.data, buffer.release)
+	for index := range buffer.batches {
+		batch := &buffer.batches[index]
+		p.append(batch, p.cache.entry(batch.at, batch.length))
+	}
+	buffer.data = buffer.allocate(len(buffer.data))
+	invariant.Assert(aligned(buffer.data), "a fresh write buffer is aligned")
+}
+
+// insert copies record, the stored bytes of the journal batch batch.
+func (p *partitionCache) insert(record []byte, batch *journalBatch) {
+	sequence, ok := p.cache.insert(record, p.allocate, p.release)
 	if !ok {
 		p.clear()
 		return
 	}
+	p.append(batch, sequence)
+}
+
+func (p *partitionCache) append(batch *journalBatch, sequence uint64) {
 	if p.first > 0 && p.first >= len(p.batches)/2 {
 		kept := copy(p.batches, p.batches[p.first:])
 		p.batches = p.batches[:kept]

@@ -50,7 +50,11 @@ func (p *Partition) releaseBuffers() {
 	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer} {
 		p.options.Release(buffer)
 	}
+	if p.read.ahead.buffer != nil {
+		p.options.Release(p.read.ahead.buffer)
+	}
 	p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil, nil, nil
+	p.read.ahead.buffer = nil
 }
 
 func (c *closer) next() {

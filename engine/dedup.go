@@ -50,14 +50,14 @@ func (d *dedupWindow) reset() {
 	}
 }
 
-// filter copies record into stored, dropping duplicate messages, and
+// filter copies record into stored (without a window admit copied it
+// already), dropping duplicate messages, and
 // returns the kept message count; stored's batch_length and
 // message_count describe the kept frames (the caller recomputes the
 // batch checksum when stamping).
 func (d *dedupWindow) filter(stored, record []byte, timestamp uint64) uint32 {
 	if !d.enabled() {
-		copy(stored, record)
-		return batchMessageCount(record)
+		return batchMessageCount(stored) // Partition.admit copied it
 	}
 	d.expire(timestamp)
 	copy(stored, record[:batchHeaderBytes])

@@ -94,7 +94,11 @@
 // partial last block, because O_DIRECT writes whole aligned blocks. After
 // the write (and fdatasync under DurabilityPersisted) the group's first
 // batch gets an index entry, the batches enter the shard's cache, and the
-// appends are acknowledged. A segment whose size reached SegmentBytes is
+// appends are acknowledged. A written buffer at least 1/8 full is handed to
+// the cache whole and the partition takes a fresh one (the next buffer got
+// the partial tail block when the write was issued), so a batch is copied
+// once, into the journal; a sparser buffer's batches are copied into the
+// cache. The cache frees a held buffer through Release on eviction. A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
 //
@@ -126,7 +130,10 @@
 //  5. A buffer handed to Storage is not written by the engine until its
 //     completion: the in-flight write buffer is never appended to (polls
 //     may read it); the pending one is. A disk read trusts only bytes below
-//     the segment size at the moment it was issued.
+//     the segment size at the moment it was issued, and so does a
+//     read-ahead (the bytes after a sequential consumer's last poll, read
+//     while its reply travels), which serves only a poll continuing the
+//     same segment at the walk's offset.
 //  6. A failed fdatasync is fatal (FatalError): never retried, every later
 //     op fails, shard stops the process with its own exit code.
 //  7. Retention and DeleteSegments never remove the active segment, nor a

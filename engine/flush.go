@@ -107,10 +107,10 @@ func (p *Partition) flushDone() {
 	for index := range buffer.batches {
 		batch := &buffer.batches[index]
 		invariant.Assert(batch.offsetFirst == target.offsetEnd, "written batches are contiguous")
-		p.cache.add(buffer.record(index), batch)
 		target.offsetEnd = batch.offsetEnd()
 		target.timestampMax = batch.timestamp
 	}
+	p.cache.addWritten(buffer)
 	if p.options.Durability != DurabilityMemory {
 		p.offsetVisible = target.offsetEnd
 	}

@@ -50,6 +50,16 @@ const (
 	cacheBytesDefault = 256 << 20
 	// cacheEntriesMax bounds the number of batches the cache holds.
 	cacheEntriesMax = 1 << 18
+	// cacheBuffersMax bounds the buffers the cache holds: the default
+	// budget in 64 KiB buffers.
+	cacheBuffersMax = cacheBytesDefault / (64 << 10)
+	// cacheOpenBytes is the size of the buffer small flushes are copied
+	// into (a quarter of the budget when that is smaller).
+	cacheOpenBytes = 1 << 20
+	// cacheHoldFillDivisor: a written journal at least 1/this full is
+	// held whole (no copy); a sparser one is copied, so a held buffer
+	// pins at most this many times the bytes it serves.
+	cacheHoldFillDivisor = 8
 
 	// segmentsMax bounds the segments of one partition (1 MiB segments fill
 	// 1 TiB before hitting it).

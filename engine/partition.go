@@ -120,7 +120,7 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.offsets.init(p)
 	p.dedup.init(options.DedupCount, options.DedupWindowMicros)
 	p.maintenance.init(p)
-	p.cache = partitionCache{cache: options.Cache}
+	p.cache = partitionCache{cache: options.Cache, allocate: options.Allocate, release: options.Release}
 	p.recovery.start(p, done)
 }
 
@@ -135,19 +135,19 @@ func (p *Partition) Append(op *AppendOp) error {
 	}
 	defer p.checkInvariants()
 	record := op.Batch
-	if reason := invalidLayout(record); reason != "" {
-		return fmt.Errorf("%w: %s", ErrInvalidBatch, reason)
-	}
-	if invariant.Enabled {
-		invariant.Assert(invalidBatch(record) == "", "admitted batch verifies")
+	if len(record) > batchBytesMax {
+		return fmt.Errorf("%w: longer than batchBytesMax", ErrInvalidBatch)
 	}
 	invariant.Assert(op.Timestamp > 0, "append timestamp is set")
 	buffer := p.pending
 	if len(buffer.batches) == journalBatchesMax || !buffer.grow(len(record)) {
 		return ErrJournalFull
 	}
-	timestamp := max(op.Timestamp, p.timestampLast)
 	stored := buffer.data[buffer.used : buffer.used+len(record)]
+	if reason := p.admit(stored, record); reason != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidBatch, reason)
+	}
+	timestamp := max(op.Timestamp, p.timestampLast)
 	count := p.dedup.filter(stored, record, timestamp)
 	op.BaseOffset, op.Count, op.Err = p.offsetNext, count, nil
 	if count > 0 {
@@ -171,6 +171,29 @@ func (p *Partition) Append(op *AppendOp) error {
 	buffer.ops = append(buffer.ops, op)
 	p.startFlush()
 	return nil
+}
+
+// admit checks record's layout. Without a dedup window it first copies
+// record into stored, its place in the journal, and checks the copy: the
+// frame walk then reads bytes the copy just brought into this core's
+// cache instead of missing once per frame on a buffer another core
+// received (the copy streams). The dedup filter walks the frames of
+// record itself, so with a window the check comes first. A refused
+// record leaves its bytes past the buffer's used end, where the next
+// append overwrites them.
+func (p *Partition) admit(stored, record []byte) string {
+	checked := record
+	if !p.dedup.enabled() {
+		copy(stored, record)
+		checked = stored
+	}
+	if reason := invalidLayout(checked); reason != "" {
+		return reason
+	}
+	if invariant.Enabled {
+		invariant.Assert(invalidBatch(checked) == "", "admitted batch verifies")
+	}
+	return ""
 }
 
 func (p *Partition) appendAllowed() error {

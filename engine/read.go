@@ -143,15 +143,17 @@ type reader struct {
 	// readLimit is the segment's written size when the read was issued:
 	// bytes past it may be older than the write that completed since.
 	readLimit int64
+	ahead     readAhead
 }
 
 func (r *reader) init(p *Partition) {
 	r.p = p
 	r.buffer = p.options.Allocate(max(p.options.ReadBytes, 2*blockBytes))
 	r.op.Callback = r.readDone
+	r.initAhead()
 }
 
-func (r *reader) busy() bool { return r.current != nil }
+func (r *reader) busy() bool { return r.current != nil || r.ahead.busy }
 
 // fill copies what memory holds and starts a disk read when needed. It
 // returns true when op is complete, false when a read is in flight or op
@@ -171,6 +173,9 @@ func (r *reader) fill(op *PollOp) bool {
 		}
 		if r.current != nil && r.current != op || r.current == nil && p.maintenance.busy() {
 			r.enqueue(op)
+			return false
+		}
+		if r.takeAhead(op, target) {
 			return false
 		}
 		r.current = op
@@ -273,6 +278,10 @@ func (r *reader) readDone(op *Op) {
 		return
 	}
 	if complete || r.fill(poll) {
+		r.current = nil
+		if r.first == nil {
+			r.startAhead() // a sequential consumer's next poll will want what follows
+		}
 		r.finish(poll)
 	}
 }

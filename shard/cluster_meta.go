@@ -235,8 +235,8 @@ func (m *metaPlane) clusterSecret() []byte {
 	switch {
 	case options.Cluster == nil:
 		return nil
-	case len(options.ClusterSecret) > 0:
-		return options.ClusterSecret
+	case len(options.Roster.Secret) > 0:
+		return options.Roster.Secret
 	}
 	return binary.LittleEndian.AppendUint64([]byte(options.ClusterName), options.Cluster.Options().Cluster)
 }

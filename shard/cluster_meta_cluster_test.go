@@ -42,7 +42,7 @@ func startMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*
 	}
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: BackendAuto,
 		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger(),
-		ClusterSecret: []byte("a shared secret of at least thirty-two bytes")})
+		Roster: ClusterConfig{Secret: []byte("a shared secret of at least thirty-two bytes")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,6 +363,76 @@ func TestClusterMetadataOverClusterNet(t *testing.T) {
 	}
 	for i, n := range nodes {
 		waitView(t, n, "node "+itoa(uint32(i))+" shows the three streams", func(v *frontView) bool {
+			return sameStrings(streamTopics(v), want)
+		})
+	}
+}
+
+// TestClusterMetadataConcurrentWrites: clients on the three nodes create
+// streams at the same time, all also racing for one shared name: the
+// group orders the writes, so exactly one creates the shared stream, the
+// others get StreamNameAlreadyExists, and every node ends with the same
+// streams under the same ids.
+func TestClusterMetadataConcurrentWrites(t *testing.T) {
+	memory := newMemoryNet(3)
+	nodes := make([]*metaNode, 3)
+	for i := range nodes {
+		nodes[i] = startMetaNode(t, memory, i, 3, t.TempDir())
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.stop(t)
+		}
+	}()
+	const perNode = 10
+	clients := make([]*metaClient, 3)
+	for i, n := range nodes {
+		clients[i] = dialMeta(t, n)
+	}
+	type outcome struct {
+		node    int
+		created int
+		shared  error
+	}
+	outcomes := make(chan outcome, 3)
+	for i, c := range clients {
+		go func() {
+			result := outcome{node: i}
+			for k := range perNode {
+				if k == perNode/2 {
+					reply := c.write(wire.OperationCreateStream, &wire.CreateStream{Name: "shared"})
+					result.shared = reply.Err()
+				}
+				name := "n" + itoa(uint32(i)) + "-" + itoa(uint32(k))
+				if reply := c.write(wire.OperationCreateStream, &wire.CreateStream{Name: name}); reply.Err() == nil {
+					result.created++
+				}
+			}
+			outcomes <- result
+		}()
+	}
+	winners := 0
+	for range clients {
+		result := <-outcomes
+		if result.created != perNode {
+			t.Fatalf("node %d created %d of its %d streams", result.node, result.created, perNode)
+		}
+		switch {
+		case result.shared == nil:
+			winners++
+		case !errors.Is(result.shared, wire.StatusStreamNameAlreadyExists):
+			t.Fatalf("node %d's shared create: %v", result.node, result.shared)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d nodes created the shared stream, want exactly 1", winners)
+	}
+	waitView(t, nodes[0], "node 0 holds every stream", func(v *frontView) bool {
+		return len(streamTopics(v)) == 3*perNode+1
+	})
+	want := streamTopics(nodes[0].server.view.Load())
+	for i, n := range nodes[1:] {
+		waitView(t, n, "node "+itoa(uint32(i+1))+" holds the same streams", func(v *frontView) bool {
 			return sameStrings(streamTopics(v), want)
 		})
 	}

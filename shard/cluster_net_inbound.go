@@ -31,7 +31,7 @@ var (
 // header's size, the smallest message.
 const (
 	vsrSizeOffset  = 24
-	vsrHeaderBytes = 128
+	vsrHeaderBytes = vsr.HeaderBytes
 )
 
 // netHandler is a shard's peer Handler: the acceptor side of inbound links

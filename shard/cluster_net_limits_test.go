@@ -27,6 +27,7 @@ func TestClusterNetLimits(t *testing.T) {
 	check(clusterMessageBytesMax <= peerFrameBytesMax, "a link's largest message is a frame a peer connection accepts")
 	check(peerFrameBytesMax >= frameBytesMax+64<<10, "a Prepare holding the largest client frame's batch fits a peer frame")
 	check(clusterMessageBytesMax > vsrHeaderBytes, "a message holds its header and a body")
+	check(clusterMessageBytesMax >= vsr.MessageBytesMax, "every message vsr sends crosses a link")
 	check(clusterQueueBytesMax >= 2*clusterMessageBytesMax, "two largest messages queue, so a large Prepare does not starve heartbeats")
 	check(clusterQueueMessagesMax >= 2*vsrMessagesPerStepMax, "a peer's queue takes two bursts of one vsr step")
 	check(clusterBatchBytesMax <= clusterConnBytesMax, "one batch fits what a connection may hold unsent")

@@ -52,8 +52,13 @@ type Conn struct {
 	sendHead      int
 	repliesQueued int // replies in sendQueue
 	sendLen       int
-	sendOffset    int  // bytes of sendQueue[sendHead] already sent
+	sendOffset    int  // bytes of the buffer in flight already sent
 	sendArmed     bool // a send is in flight
+	// sendJoined is a buffer the queued buffers sendQueue[sendHead:+
+	// sendCovers] were copied into, to go out in one send; nil when the
+	// front buffer goes out alone (sendCovers 1).
+	sendJoined []byte
+	sendCovers int
 }
 
 // outgoing is one queued buffer; a reply frees an in-flight slot when sent.
@@ -154,13 +159,83 @@ func (c *Conn) Close() { c.close(ErrConnClosed) }
 func (c *Conn) startSend() {
 	invariant.Assert(!c.sendArmed, "one send in flight per connection")
 	invariant.Assert(c.sendLen > 0, "send has a queued buffer")
+	if c.sendOffset == 0 && c.sendJoined == nil {
+		c.join()
+	}
 	front := c.sendQueue[c.sendHead].buf
+	if c.sendJoined != nil {
+		front = c.sendJoined
+	}
 	invariant.Assert(c.sendOffset < len(front), "a queued buffer has bytes to send")
 	if err := c.shard.backend.Send(c.fd, front[c.sendOffset:], c.token(tokenSend)); err != nil {
 		c.shard.fail(err)
 		return
 	}
 	c.sendArmed = true
+}
+
+// join copies the small buffers at the front of the queue into one, so
+// that replies queued while a send was in flight (a pipelining client's)
+// go out in one send instead of one per loop turn. Large buffers (poll
+// replies) are sent as they are: copying them would cost more than the
+// send it saves.
+func (c *Conn) join() {
+	c.sendCovers = 1
+	total := 0
+	for c.sendCovers < c.sendLen {
+		size := len(c.sendQueue[(c.sendHead+c.sendCovers)%sendQueueLenMax].buf)
+		if total == 0 {
+			total = len(c.sendQueue[c.sendHead].buf)
+		}
+		if total+size > sendJoinBytesMax {
+			break
+		}
+		total += size
+		c.sendCovers++
+	}
+	if c.sendCovers == 1 {
+		return
+	}
+	joined := c.shard.Buffer(total)
+	at := 0
+	for index := range c.sendCovers {
+		at += copy(joined[at:], c.sendQueue[(c.sendHead+index)%sendQueueLenMax].buf)
+	}
+	invariant.Assert(at == total, "a joined send holds every buffer it covers")
+	c.sendJoined = joined
+	bump(&c.shard.stats.sendsJoined, 1)
+}
+
+// sent drops the buffers a completed send covered, freeing the in-flight
+// slots of the replies among them.
+func (c *Conn) sent() {
+	if c.sendJoined != nil {
+		c.shard.Release(c.sendJoined)
+		c.sendJoined = nil
+	}
+	for range c.sendCovers {
+		front := c.sendQueue[c.sendHead]
+		c.sendQueue[c.sendHead] = outgoing{}
+		c.sendHead = (c.sendHead + 1) % sendQueueLenMax
+		c.sendLen--
+		c.shard.Release(front.buf)
+		if front.reply {
+			c.replySent()
+		}
+	}
+	c.sendOffset, c.sendCovers = 0, 0
+}
+
+// nonReplies counts the buffers of the send that just completed that are
+// not replies (a peer link's messages): its handler hears of each one.
+func (c *Conn) nonReplies() int {
+	count := 0
+	for index := range c.sendCovers {
+		if !c.sendQueue[(c.sendHead+index)%sendQueueLenMax].reply {
+			count++
+		}
+	}
+	return count
 }
 
 func (c *Conn) onSend(completion Completion) {
@@ -173,20 +248,17 @@ func (c *Conn) onSend(completion Completion) {
 	}
 	c.sendOffset += completion.Result
 	bump(&c.shard.stats.bytesOut, completion.Result)
-	front := c.sendQueue[c.sendHead]
-	invariant.Assert(c.sendOffset <= len(front.buf), "send never exceeds its buffer")
-	finished := c.sendOffset == len(front.buf)
-	if !finished {
+	length := len(c.sendQueue[c.sendHead].buf)
+	if c.sendJoined != nil {
+		length = len(c.sendJoined)
+	}
+	invariant.Assert(c.sendOffset <= length, "send never exceeds its buffer")
+	notify := 0
+	if c.sendOffset < length {
 		bump(&c.shard.stats.sendsPartial, 1)
 	} else {
-		c.sendQueue[c.sendHead] = outgoing{}
-		c.sendHead = (c.sendHead + 1) % sendQueueLenMax
-		c.sendLen--
-		c.sendOffset = 0
-		c.shard.Release(front.buf)
-		if front.reply {
-			c.replySent()
-		}
+		notify = c.nonReplies()
+		c.sent()
 	}
 	switch {
 	case c.state >= connClosing:
@@ -196,9 +268,11 @@ func (c *Conn) onSend(completion Completion) {
 	case c.state == connDraining:
 		c.finishDrain()
 	}
-	if finished && !front.reply && c.state == connOpen {
+	if notify > 0 && c.state == connOpen {
 		if notifier, ok := c.handler.(connSentNotifier); ok {
-			notifier.onSent(c)
+			for range notify {
+				notifier.onSent(c)
+			}
 		}
 	}
 }
@@ -505,6 +579,10 @@ func (c *Conn) finishClose() {
 	c.state = connClosed
 	if err := unix.Close(c.fd); err != nil {
 		c.shard.logger.Warn("shard: close connection", "fd", c.fd, "err", err.Error())
+	}
+	if c.sendJoined != nil {
+		c.shard.Release(c.sendJoined)
+		c.sendJoined, c.sendCovers = nil, 0
 	}
 	for c.sendLen > 0 {
 		c.shard.Release(c.sendQueue[c.sendHead].buf)

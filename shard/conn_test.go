@@ -16,6 +16,7 @@ type fakeBackend struct {
 	onces    []uint64
 	into     []uint64
 	sends    []uint64
+	sent     [][]byte // the bytes of each Send
 	cancels  []uint64
 	notified int
 }
@@ -46,8 +47,9 @@ func (f *fakeBackend) RecvInto(_ int, _ []byte, token uint64) error {
 	return nil
 }
 
-func (f *fakeBackend) Send(_ int, _ []byte, token uint64) error {
+func (f *fakeBackend) Send(_ int, data []byte, token uint64) error {
 	f.sends = append(f.sends, token)
+	f.sent = append(f.sent, append([]byte(nil), data...))
 	return nil
 }
 
@@ -176,5 +178,45 @@ func TestConnLargeFramesSkipTheCopy(t *testing.T) {
 	conn.onRecv(Completion{Token: fake.onces[3], Result: len(small), Data: small})
 	if len(fake.recvs) != 2 || len(fake.onces) != 4 {
 		t.Fatalf("after a small frame: %d multishot receives, %d RecvOnces; want 2 and 4", len(fake.recvs), len(fake.onces))
+	}
+}
+
+// TestConnJoinsQueuedReplies: replies queued while a send is in flight go
+// out together in the next send (one buffer), even when that send is
+// partial; each reply frees its in-flight slot once all of it is out, and
+// a reply larger than sendJoinBytesMax goes out on its own.
+func TestConnJoinsQueuedReplies(t *testing.T) {
+	sh, fake, _, conn := newFakeShard(t)
+	replies := [][]byte{[]byte("first"), []byte("second"), []byte("third"), make([]byte, sendJoinBytesMax), []byte("last")}
+	conn.inflight = len(replies)
+	for _, reply := range replies {
+		buf := sh.Buffer(len(reply))
+		copy(buf, reply)
+		if err := conn.Reply(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(fake.sends) != 1 || string(fake.sent[0]) != "first" {
+		t.Fatalf("sends %q, want the first reply alone at once", fake.sent)
+	}
+	conn.onSend(Completion{Token: fake.sends[0], Result: 5})
+	if len(fake.sends) != 2 || string(fake.sent[1]) != "secondthird" {
+		t.Fatalf("second send %q, want the two queued small replies joined", fake.sent[len(fake.sent)-1])
+	}
+	conn.onSend(Completion{Token: fake.sends[1], Result: 4}) // partial
+	if len(fake.sends) != 3 || string(fake.sent[2]) != "ndthird" || conn.Inflight() != 4 {
+		t.Fatalf("after a partial send: %q, in flight %d; want the rest of the joined buffer, 4", fake.sent[2], conn.Inflight())
+	}
+	conn.onSend(Completion{Token: fake.sends[2], Result: 7})
+	if conn.Inflight() != 2 || len(fake.sent[3]) != sendJoinBytesMax {
+		t.Fatalf("in flight %d, next send %d bytes; want 2 and the large reply alone", conn.Inflight(), len(fake.sent[3]))
+	}
+	conn.onSend(Completion{Token: fake.sends[3], Result: sendJoinBytesMax})
+	conn.onSend(Completion{Token: fake.sends[4], Result: 4})
+	if conn.Inflight() != 0 || conn.sendLen != 0 || string(fake.sent[4]) != "last" {
+		t.Fatalf("in flight %d, queued %d, last send %q", conn.Inflight(), conn.sendLen, fake.sent[4])
+	}
+	if joined := sh.Stats().SendsJoined; joined != 1 {
+		t.Fatalf("SendsJoined %d, want 1", joined)
 	}
 }

@@ -79,6 +79,9 @@ func (d *Data) OnStop(sh *Shard) {
 	// collector even while something still holds the Data (a test, a
 	// process restarting its runtime).
 	clear(ds.partitions)
+	if ds.cache != nil {
+		ds.cache.Release() // the journals it holds go back to the shard's pools
+	}
 	ds.cache = nil
 }
 

@@ -29,10 +29,6 @@ type ServerOptions struct {
 	// transport is set. The metadata plane opens group 0 on it, and every
 	// partition's writes replicate through the partition's group.
 	Cluster *Cluster
-	// ClusterSecret is the replicas' shared secret (cluster.auth); in
-	// cluster mode it keys the bootstrap root user's salt, which must be
-	// the same on every node. Empty falls back to the cluster name and id.
-	ClusterSecret []byte
 	// HeartbeatInterval: a consumer-group member silent for 1.2 of it is
 	// evicted as stale (PROTOCOL.md §5.7); zero never evicts.
 	HeartbeatInterval time.Duration

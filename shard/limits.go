@@ -60,6 +60,11 @@ const (
 	// reply never finds the queue full.
 	sendQueueLenMax = inflightRequestsMax + pushQueueLenMax
 
+	// sendJoinBytesMax bounds the queued replies copied into one buffer to
+	// go out in one send: small replies (acknowledgements, metadata) join;
+	// a poll reply larger than this goes out from its own buffer.
+	sendJoinBytesMax = 64 << 10
+
 	// recvBufferBytes is the size of one provided receive buffer (io_uring)
 	// or one receive read (epoll).
 	recvBufferBytes = 64 << 10

@@ -12,6 +12,7 @@ type Stats struct {
 	BytesDirect  uint64 // of BytesIn, bytes received straight into frame buffers (no copy)
 	BytesOut     uint64 // bytes sent on connections
 	SendsPartial uint64 // sends that wrote less than asked and were resumed
+	SendsJoined  uint64 // sends that carried several queued replies copied into one buffer
 	RecvsInto    uint64 // receives straight into a large frame's buffer
 	Pauses       uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
@@ -29,7 +30,7 @@ type Stats struct {
 type stats struct {
 	connsAdopted, connsClosed, framesIn, bytesIn atomic.Uint64
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
-	recvsInto, bytesDirect, trims                atomic.Uint64
+	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
 }
 
@@ -41,7 +42,7 @@ func (sh *Shard) Stats() Stats {
 	return Stats{
 		ConnsAdopted: s.connsAdopted.Load(), ConnsClosed: s.connsClosed.Load(),
 		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
-		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(),
+		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(), SendsJoined: s.sendsJoined.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
 		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
 		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),

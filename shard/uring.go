@@ -23,8 +23,8 @@ type uringBackend struct {
 	recvRing *ring.BufRing
 	recycle  []uint16 // provided buffers handed out by the last Wait
 	memory   uringMemory
-	ops      map[uint64]*uringOp // in flight, by token
-	cancels  map[uint64]uint64   // cancel ID → target token, while the cancel is in flight
+	ops      uringOps          // in flight, by token
+	cancels  map[uint64]uint64 // cancel ID → target token, while the cancel is in flight
 	cancelID uint64
 	opsFree  []*uringOp
 	cqes     []ring.CQE
@@ -100,7 +100,7 @@ func newURingBackendSized(count, bufferBytes int) (*uringBackend, error) {
 		return nil, err
 	}
 	b := &uringBackend{ring: r, features: r.Features(), eventFD: -1, stats: &stats{},
-		ops: make(map[uint64]*uringOp, 256), cancels: make(map[uint64]uint64), cqes: make([]ring.CQE, completionsPerTurnMax)}
+		cancels: make(map[uint64]uint64), cqes: make([]ring.CQE, completionsPerTurnMax)}
 	b.multishotOK = b.features.RecvMultishot
 	if err := b.setup(count, bufferBytes); err != nil {
 		_ = b.Close() // the setup error is the one to report
@@ -176,7 +176,6 @@ func (b *uringBackend) sqe() *ring.SQE {
 }
 
 func (b *uringBackend) track(token uint64, kind tokenKind, fd int) *uringOp {
-	invariant.Assert(b.ops[token] == nil, "one op in flight per token")
 	var op *uringOp
 	if last := len(b.opsFree) - 1; last >= 0 {
 		op = b.opsFree[last]
@@ -185,12 +184,12 @@ func (b *uringBackend) track(token uint64, kind tokenKind, fd int) *uringOp {
 		op = new(uringOp)
 	}
 	*op = uringOp{kind: kind, fd: fd}
-	b.ops[token] = op
+	b.ops.put(token, op)
 	return op
 }
 
 func (b *uringBackend) untrack(token uint64, op *uringOp) {
-	delete(b.ops, token)
+	b.ops.remove(token)
 	*op = uringOp{}
 	b.opsFree = append(b.opsFree, op)
 }
@@ -377,7 +376,7 @@ func (b *uringBackend) Cancel(fd int, token uint64) error {
 	if b.closed {
 		return ErrClosed
 	}
-	op := b.ops[token]
+	op := b.ops.get(token)
 	if op == nil || op.cancelled {
 		return nil // already finished, or already being cancelled
 	}
@@ -413,7 +412,7 @@ func (b *uringBackend) onCancelDone(cqe ring.CQE) {
 	token, ok := b.cancels[id]
 	invariant.Assert(ok, "a cancel CQE names a cancel in flight")
 	delete(b.cancels, id)
-	op := b.ops[token]
+	op := b.ops.get(token)
 	if cqe.Res == -int32(unix.ENOENT) && op != nil && op.cancelled && !b.closed {
 		b.cancelRetries++
 		b.prepCancel(token, op)

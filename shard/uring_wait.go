@@ -61,7 +61,7 @@ func (b *uringBackend) translate(cqe ring.CQE, out *Completion) bool {
 		}
 		return false
 	}
-	op := b.ops[cqe.UserData]
+	op := b.ops.get(cqe.UserData)
 	invariant.Assert(op != nil, "a CQE names an op in flight")
 	*out = Completion{Token: cqe.UserData, Result: max(int(cqe.Res), 0)}
 	if cqe.Res < 0 {
@@ -166,11 +166,11 @@ func (b *uringBackend) Close() error {
 		first = err
 	}
 	// The ring is gone: no op holds a buffer any more.
-	for _, op := range b.ops {
+	b.ops.each(func(op *uringOp) {
 		if op.hasLent {
 			op.lent.Pool().Reclaim(op.lent)
 		}
-	}
+	})
 	if b.eventPool != nil {
 		if b.eventArmed {
 			b.eventPool.Reclaim(b.eventBuf)

@@ -56,6 +56,7 @@ suite options (the lab's p1 p2 c1 pc1 e2e1 workloads, one table in the lab's col
   --workloads p1,p2,c1,pc1,e2e1  --repeats 3  --batches 2000  --duration 10s  --message-size 1000
   --messages-per-batch 1000  --durability D  --label whippet  --server-address A  --server-binary P
   --server-pid PID  --output-dir DIR
+  --idle-partitions N  --idle-connections N   held open on the server while the workloads run
 `
 
 const examples = `Examples:

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/whippetio/whippet/client"
+	"github.com/whippetio/whippet/wire"
+)
+
+// BackgroundStreamName is the stream that holds a suite's idle partitions.
+const BackgroundStreamName = "bench-background"
+
+// background is what a suite holds open on the server while its
+// workloads run (the lab's scale row): IdlePartitions partitions in topics
+// of at most backgroundTopicPartitionsMax, and IdleConnections logged-in
+// connections that only send heartbeats.
+type background struct {
+	admin *client.Client
+	idle  []*client.Client
+}
+
+// startBackground creates the idle partitions and opens the idle
+// connections, then waits for the server to settle (partitions open after
+// CreateTopic answers); with neither asked it returns nil.
+func startBackground(ctx context.Context, server *Server, options *SuiteOptions) (*background, error) {
+	b, err := openBackground(ctx, server.Address, options)
+	if b == nil || err != nil {
+		return b, err
+	}
+	return b, settle(ctx, server.PID)
+}
+
+// settle waits until the server process used less than
+// backgroundSettleCPUShare of a core over one backgroundSettleWindow, at
+// most backgroundSettleMax; without its process id it waits one
+// backgroundSettleMax.
+func settle(ctx context.Context, pid int) error {
+	deadline := time.Now().Add(backgroundSettleMax)
+	before, known := processCPUSeconds(pid)
+	for time.Now().Before(deadline) {
+		if err := sleepUntil(ctx, time.Now().Add(backgroundSettleWindow)); err != nil {
+			return err
+		}
+		after, ok := processCPUSeconds(pid)
+		if known && ok && after-before < backgroundSettleCPUShare*backgroundSettleWindow.Seconds() {
+			return nil
+		}
+		before, known = after, ok
+	}
+	return nil
+}
+
+func openBackground(ctx context.Context, address string, options *SuiteOptions) (*background, error) {
+	if options.IdlePartitions == 0 && options.IdleConnections == 0 {
+		return nil, nil
+	}
+	b := &background{}
+	var err error
+	if b.admin, err = dialIdle(ctx, address); err != nil {
+		return nil, err
+	}
+	if err := b.createPartitions(ctx, options.IdlePartitions); err != nil {
+		b.stop(ctx)
+		return nil, err
+	}
+	for len(b.idle) < options.IdleConnections {
+		idle, err := dialIdle(ctx, address)
+		if err != nil {
+			b.stop(ctx)
+			return nil, fmt.Errorf("bench: idle connection %d: %w", len(b.idle)+1, err)
+		}
+		b.idle = append(b.idle, idle)
+	}
+	return b, nil
+}
+
+func dialIdle(ctx context.Context, address string) (*client.Client, error) {
+	defaults := DefaultConfig(KindPinnedProducer)
+	return client.Dial(ctx, client.Options{Address: address, Username: defaults.Username, Password: defaults.Password,
+		HeartbeatInterval: HeartbeatInterval})
+}
+
+// createPartitions makes a fresh background stream with count partitions.
+func (b *background) createPartitions(ctx context.Context, count int) error {
+	if count == 0 {
+		return nil
+	}
+	err := b.admin.DeleteStream(ctx, wire.NamedID(BackgroundStreamName))
+	if err != nil && client.StatusOf(err) != wire.StatusStreamIDNotFound && client.StatusOf(err) != wire.StatusResourceNotFound {
+		return fmt.Errorf("bench: delete stream %s: %w", BackgroundStreamName, err)
+	}
+	stream, err := b.admin.CreateStream(ctx, BackgroundStreamName, nil)
+	if err != nil {
+		return fmt.Errorf("bench: create stream %s: %w", BackgroundStreamName, err)
+	}
+	for topic := 0; count > 0; topic++ {
+		partitions := min(count, backgroundTopicPartitionsMax)
+		_, err := b.admin.CreateTopic(ctx, &wire.CreateTopic{Stream: wire.NumericID(stream.ID),
+			PartitionsCount: uint32(partitions), Name: fmt.Sprintf("idle-%d", topic)})
+		if err != nil {
+			return fmt.Errorf("bench: create background topic %d: %w", topic, err)
+		}
+		count -= partitions
+	}
+	return nil
+}
+
+// stop closes the idle connections and deletes the background stream.
+func (b *background) stop(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	var errs []error
+	for _, idle := range b.idle {
+		errs = append(errs, idle.Close())
+	}
+	err := b.admin.DeleteStream(ctx, wire.NamedID(BackgroundStreamName))
+	if err != nil && client.StatusOf(err) != wire.StatusStreamIDNotFound {
+		errs = append(errs, err)
+	}
+	errs = append(errs, b.admin.Close())
+	return errors.Join(errs...)
+}
