@@ -147,6 +147,7 @@ func (c *Client) liveConn() (*conn, error) {
 func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 	backoff := ReconnectBackoffMin
 	var lastErr error
+	first := c.firstTarget()
 	for attempt := 0; attempt <= max(c.options.ReconnectAttempts, 0); attempt++ {
 		if attempt > 0 {
 			if err := c.options.Sleep(ctx, backoff); err != nil {
@@ -154,7 +155,7 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 			}
 			backoff = min(2*backoff, ReconnectBackoffMax)
 		}
-		address := c.dialTarget(attempt)
+		address := c.dialTarget(first + attempt)
 		fresh, err := c.open(ctx, address)
 		if errors.Is(err, ErrClosed) {
 			return nil, err
@@ -179,6 +180,21 @@ func (c *Client) reconnect(ctx context.Context) (*conn, error) {
 		lastErr = ErrDisconnected // broke again while logging in: dial once more
 	}
 	return nil, lastErr
+}
+
+// firstTarget is where a reconnect starts in the dialTarget cycle: at the
+// other nodes when the last connection broke because its node stopped
+// answering (a paused or partitioned node still accepts TCP connections,
+// so dialling it again would cost another reply timeout), else at the
+// last address.
+func (c *Client) firstTarget() int {
+	c.mu.Lock()
+	previous := c.conn
+	c.mu.Unlock()
+	if previous != nil && errors.Is(previous.brokenErr(), errTimeout) {
+		return 1
+	}
+	return 0
 }
 
 // dialTarget is the address of a reconnect attempt: the last address,

@@ -20,7 +20,8 @@
 // (nothing was applied) first re-runs the leader check, at most every
 // LeaderRecheckInterval, and the replay goes to whichever node that
 // leaves the client on. A redial tries the last address, then the other
-// healthy nodes of the last roster in turn.
+// healthy nodes of the last roster in turn; after a reply timeout (the node
+// may be paused and still accept connections) it starts at the others.
 //
 // Refusals on any of the three channels surface as *Error carrying the
 // protocol status; errors.Is(err, wire.StatusStreamIDNotFound) works.

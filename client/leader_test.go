@@ -1,8 +1,10 @@
 package client
 
 import (
+	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/wire"
 )
@@ -158,5 +160,54 @@ func TestReconnectTriesOtherNodes(t *testing.T) {
 	}
 	if ctx.Err() != nil || !sameAddress(client.Address(), second.address()) {
 		t.Fatalf("client at %s (%v), want the surviving node %s", client.Address(), ctx.Err(), second.address())
+	}
+}
+
+// TestReconnectAfterTimeoutTriesOthersFirst: a node that stops answering
+// (paused: it still accepts connections) costs one reply timeout; the
+// redial then starts at the other nodes of the roster instead of dialling
+// the silent node again.
+func TestReconnectAfterTimeoutTriesOthersFirst(t *testing.T) {
+	first, second := startPeer(t, nil), startPeer(t, nil)
+	var silent atomic.Bool
+	serve := func(self *peer) func(int, []byte) ([][]byte, bool) {
+		return func(_ int, frame []byte) ([][]byte, bool) {
+			if self == first && silent.Load() {
+				return nil, false // reads and never answers
+			}
+			header, _ := decodeRequest(t, frame)
+			switch header.CommandCode() {
+			case wire.CodeLoginRegister:
+				return [][]byte{loginReply(t, frame, 4)}, false
+			case wire.CodeGetClusterMetadata:
+				nodes := roster(node(first.address(), wire.RoleLeader), node(second.address(), wire.RoleFollower))
+				if silent.Load() {
+					nodes.Nodes[0].Role, nodes.Nodes[1].Role = wire.RoleFollower, wire.RoleLeader
+				}
+				return [][]byte{replyFrame(t, frame, nodes)}, false
+			}
+			return [][]byte{replyFrame(t, frame, nil)}, false
+		}
+	}
+	first.handler, second.handler = serve(first), serve(second)
+	options := testOptions(first.address())
+	options.Username, options.Password = "iggy", "iggy"
+	options.ReplyTimeout = 200 * time.Millisecond
+	options.ReconnectAttempts = -1 // one dial per reconnect: it must be the live node
+	client, err := Dial(testContext(t), options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	silent.Store(true)
+	if err := client.Ping(testContext(t)); !errors.Is(err, errTimeout) {
+		t.Fatalf("ping of a silent node: %v, want a timeout", err)
+	}
+	if err := client.Ping(testContext(t)); err != nil {
+		t.Fatalf("ping after the timeout: %v (client at %s)", err, client.Address())
+	}
+	if !sameAddress(client.Address(), second.address()) || first.connectionCount() != 1 {
+		t.Fatalf("client at %s after %d connections to the silent node, want %s after 1", client.Address(),
+			first.connectionCount(), second.address())
 	}
 }

@@ -325,8 +325,11 @@ func (g *ClusterGroup) execute(ready *vsr.Ready) {
 		return
 	}
 	p := &g.persist
-	*p = groupPersist{writes: ready.Writes, sync: g.sync && (len(ready.Writes) > 0 || ready.HardStateChanged),
-		done: g.persistedFn}
+	// Journal writes are what a PrepareOK promises; a commit point needs no
+	// fdatasync (a replica that loses it learns it again, and the
+	// application record travels in the same superblock copy, never
+	// ahead of it).
+	*p = groupPersist{writes: ready.Writes, sync: g.sync && len(ready.Writes) > 0, done: g.persistedFn}
 	if ready.HardStateChanged {
 		hard := ready.HardState
 		var err error

@@ -87,7 +87,8 @@ type ClusterNetOptions struct {
 	// Secret is the shared secret every node holds, at least 32 bytes.
 	Secret []byte
 	// Deliver receives each verified message on the shard thread that owns
-	// the inbound link; msg is valid only during the call.
+	// the inbound link. msg is the receiver's from then on: the transport
+	// never reuses it, so vsr may keep referencing it past Step.
 	Deliver func(s *Shard, from int, msg []byte)
 	// Logger receives the transport's log lines; nil means slog.Default.
 	Logger *slog.Logger

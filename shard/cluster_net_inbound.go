@@ -208,9 +208,25 @@ func (h *netHandler) onMessage(conn *Conn, in *netInbound, frame []byte) {
 	}
 	n.stats.messagesReceived.Add(1)
 	n.stats.bytesReceived.Add(uint64(len(frame)))
-	n.options.Deliver(h.shard, in.replica, frame)
-	h.shard.Release(frame)
+	n.options.Deliver(h.shard, in.replica, h.keepable(frame))
 	conn.consumed()
+}
+
+// keepable turns a received frame into a message its receiver may keep:
+// the transport never reuses it. vsr's Ready may reference a message
+// Step received (a backup forwards the Prepare it got, sent once the
+// batch's writes are done), so a frame recycled for the next receive
+// would go out corrupted. A frame in Go memory (the epoll backend's, or
+// one above the pool's classes) is handed over as is, for the GC to take
+// back; one in io_uring's pool memory is copied out and released.
+func (h *netHandler) keepable(frame []byte) []byte {
+	if h.shard.backend.Name() == BackendEpoll || !h.shard.backend.Direct(frame) {
+		return frame
+	}
+	message := make([]byte, len(frame))
+	copy(message, frame)
+	h.shard.Release(frame)
+	return message
 }
 
 // OnClose ends a link: an outbound one redials, an inbound one is gone.

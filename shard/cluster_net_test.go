@@ -72,6 +72,7 @@ type netReceived struct {
 	from    int
 	request uint64
 	size    int
+	kept    []byte // every 16th message as delivered, not copied: it must stay intact
 }
 
 type netNodeConfig struct {
@@ -182,7 +183,11 @@ func (node *netNode) deliver(sh *Shard, from int, msg []byte) {
 	case int(header.Client>>8)-1 != from:
 		node.bad = append(node.bad, "message from the wrong link")
 	}
-	node.got[header.Client] = append(node.got[header.Client], netReceived{from: from, request: header.Request, size: len(msg)})
+	received := netReceived{from: from, request: header.Request, size: len(msg)}
+	if header.Request%16 == 0 {
+		received.kept = msg
+	}
+	node.got[header.Client] = append(node.got[header.Client], received)
 }
 
 // received returns a copy of what client (a sending node and shard) got
@@ -365,6 +370,15 @@ func TestClusterNetDelivers(t *testing.T) {
 		}
 		for _, s := range all {
 			expectReceived(t, nodes[s.to], s.client, s.want)
+		}
+		// What Deliver got stays the receiver's: later traffic never
+		// overwrites it.
+		for _, s := range all {
+			for _, message := range nodes[s.to].received(s.client) {
+				if message.kept != nil && !bodyMatches(message.kept[vsrHeaderBytes:], s.client, message.request) {
+					t.Fatalf("client %#x request %d: a delivered message changed after Deliver returned", s.client, message.request)
+				}
+			}
 		}
 		for i, node := range nodes {
 			stats := node.net.Stats()

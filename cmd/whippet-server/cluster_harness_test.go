@@ -35,6 +35,9 @@ const (
 	// clusterPortTries bounds restarts after a reserved port was taken by
 	// another process between reserving and binding it.
 	clusterPortTries = 3
+	// followingReplyTimeout is the producers' reply timeout: how long they
+	// wait on a paused node before they redial another.
+	followingReplyTimeout = 3 * time.Second
 	// restartPortWaitMax bounds the wait for a killed node's ports.
 	restartPortWaitMax = 10 * time.Second
 )
@@ -196,6 +199,7 @@ func (c *testCluster) kill(replica int) time.Time {
 	}
 	killed := time.Now()
 	<-node.exited
+	c.t.Logf("node %d killed: its process was gone %v after SIGKILL", replica, time.Since(killed))
 	node.command = nil
 	return killed
 }
@@ -271,7 +275,7 @@ func (c *testCluster) following(replica int) *client.Client {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	following, err := client.Dial(ctx, client.Options{Address: c.clientAddresses[replica], Username: "iggy",
-		Password: "iggy", ReconnectAttempts: 30, ReplyTimeout: 10 * time.Second, DialTimeout: time.Second})
+		Password: "iggy", ReconnectAttempts: 30, ReplyTimeout: followingReplyTimeout, DialTimeout: time.Second})
 	if err != nil {
 		c.t.Fatalf("dial node %d: %v", replica, err)
 	}

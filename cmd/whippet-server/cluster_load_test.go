@@ -138,19 +138,21 @@ func (p *producer) sendOne(sequence int, timeout time.Duration) int {
 	return sequence + len(batch)
 }
 
-// outage is the gap between the last acknowledgement before at and the
-// first after it; false when nothing was acknowledged after at.
+// outage is the longest wait between consecutive acknowledgements (the
+// failure counting as one) that ended after at: replies already on their
+// way when the node failed can arrive just after it, so the first gap is
+// not always the stall. False when nothing was acknowledged after at.
 func (p *producer) outage(at time.Time) (time.Duration, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	before := at
+	longest, previous, after := time.Duration(0), at, false
 	for _, acked := range p.ackTimes {
-		if acked.After(at) {
-			return acked.Sub(before), true
+		if !acked.After(at) {
+			continue
 		}
-		before = acked
+		longest, previous, after = max(longest, acked.Sub(previous)), acked, true
 	}
-	return 0, false
+	return longest, after
 }
 
 func (p *producer) ackedCount() int {
@@ -286,6 +288,23 @@ func probeFailover(probe *producer, deadline time.Time) (time.Time, bool) {
 		before := probe.ackedCount()
 		sequence = probe.sendOne(sequence, time.Until(deadline))
 		if probe.ackedCount() > before {
+			return time.Now(), true
+		}
+		time.Sleep(10 * time.Millisecond) // a refusal came back at once: do not spin
+	}
+	return time.Time{}, false
+}
+
+// probeMetadataFailover creates streams through c, one at a time, until
+// one is acknowledged, and returns when that was. A create whose outcome
+// was unknown may have committed: its replay answering "already exists"
+// also proves the metadata group commits again.
+func probeMetadataFailover(c *client.Client, deadline time.Time) (time.Time, bool) {
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Until(deadline))
+		_, err := c.CreateStream(ctx, "failover-probe", nil)
+		cancel()
+		if err == nil || client.StatusOf(err) == wire.StatusStreamNameAlreadyExists {
 			return time.Now(), true
 		}
 		time.Sleep(10 * time.Millisecond) // a refusal came back at once: do not spin
