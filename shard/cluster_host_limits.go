@@ -43,6 +43,11 @@ const (
 	clusterProposalRequestsMax = 256
 	clusterProposalBytesMax    = 1 << 20
 
+	// clusterRequestLifetime bounds how long this node keeps proposing a
+	// request: past it the client (whose own timeout is of this order) has
+	// given up, and a request that lands later would only surprise it.
+	clusterRequestLifetime = 5 * time.Second
+
 	// clusterTickDefault and clusterHeartbeatDefault are the tick and
 	// heartbeat timeout unless configured.
 	clusterTickDefault      = 10 * time.Millisecond

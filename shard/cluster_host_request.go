@@ -37,6 +37,8 @@ type ClusterRequest struct {
 	// state was replaced by a transfer (its outcome is unknown here).
 	Failed  func(req *ClusterRequest, err error)
 	Context any
+
+	submitted time.Time
 }
 
 // clusterProposal is one vsr request of this node: its requests, in the
@@ -46,6 +48,7 @@ type clusterProposal struct {
 	message  []byte
 	requests []*ClusterRequest
 	claimed  int // requests Claim returned so far
+	created  time.Time
 	state    requestState
 	sentTick uint64
 	sentView uint32
@@ -106,6 +109,7 @@ func (g *ClusterGroup) Submit(req *ClusterRequest) error {
 	if rs.count >= clusterRequestsPerGroupMax || rs.bytes+len(req.Message) > clusterRequestBytesMax {
 		return ErrClusterNotAccepted
 	}
+	req.submitted = time.Now()
 	rs.waiting = append(rs.waiting, req)
 	rs.count++
 	rs.bytes += len(req.Message)
@@ -171,7 +175,7 @@ func (g *ClusterGroup) propose() *clusterProposal {
 		take, bytes = take+1, bytes+size
 	}
 	rs.number++
-	p := &clusterProposal{number: rs.number, state: requestWaiting}
+	p := &clusterProposal{number: rs.number, state: requestWaiting, created: time.Now()}
 	p.requests = append(make([]*ClusterRequest, 0, take), rs.waiting[:take]...)
 	clear(rs.waiting[:take])
 	rs.waiting = rs.waiting[take:]
@@ -240,6 +244,7 @@ func (rs *clusterRequests) tick(g *ClusterGroup) {
 	if r.Status() != vsr.StatusNormal {
 		return
 	}
+	rs.expire()
 	resendTicks := uint64(g.shard.cluster.timeouts.NormalTicks / 2)
 	for _, p := range rs.proposals {
 		stale := p.state == requestSent && (p.sentView != r.View() || g.shard.ticks-p.sentTick >= resendTicks)
@@ -254,6 +259,42 @@ func (rs *clusterRequests) tick(g *ClusterGroup) {
 	}
 	if len(rs.waiting) > 0 && !r.IsPrimary() {
 		g.flush()
+	}
+}
+
+// expire gives up requests older than clusterRequestLifetime, which their
+// clients have given up on too: a waiting one was never proposed
+// (ErrClusterNotAccepted); a proposal not known committed stops being
+// resent, so a request that stalled with a failed primary does not land
+// long after its client moved on (ErrClusterOutcomeUnknown).
+func (rs *clusterRequests) expire() {
+	now := time.Now()
+	for len(rs.waiting) > 0 && now.Sub(rs.waiting[0].submitted) > clusterRequestLifetime {
+		req := rs.waiting[0]
+		rs.waiting[0] = nil
+		rs.waiting = rs.waiting[1:]
+		rs.release(req, ErrClusterNotAccepted)
+	}
+	kept := rs.proposals[:0]
+	for _, p := range rs.proposals {
+		if p.state == requestReplied || p.claimed > 0 || now.Sub(p.created) <= clusterRequestLifetime {
+			kept = append(kept, p)
+			continue
+		}
+		for _, req := range p.requests {
+			rs.release(req, ErrClusterOutcomeUnknown)
+		}
+	}
+	clear(rs.proposals[len(kept):])
+	rs.proposals = kept
+}
+
+// release ends one request with err.
+func (rs *clusterRequests) release(req *ClusterRequest, err error) {
+	rs.count--
+	rs.bytes -= len(req.Message)
+	if req.Failed != nil {
+		req.Failed(req, err)
 	}
 }
 
