@@ -169,11 +169,17 @@ func (a *MetaApplication) answerApplied(c *call, entry *vsr.Entry) {
 	a.plane.reply(c)
 }
 
-// failed answers a write that will not be claimed here: after a state
-// transfer with what the installed state shows of it, when it shows it;
-// otherwise with an error (the group stopped, or the outcome is unknown).
+// failed answers a write that will not be claimed here: one never
+// proposed with 58; one whose outcome is unknown (a state transfer hid
+// it, or it waited past the host's request lifetime) with what the state
+// shows of it, when it shows it; otherwise with an error.
 func (a *MetaApplication) failed(request *ClusterRequest, err error) {
 	c := request.Context.(*call)
+	if errors.Is(err, ErrClusterNotAccepted) {
+		c.status = wire.StatusTransientNotAccepted
+		a.plane.reply(c)
+		return
+	}
 	if errors.Is(err, ErrClusterOutcomeUnknown) {
 		command, decodeErr := metadata.DecodeCommand(request.Message[vsr.HeaderBytes:])
 		if decodeErr == nil && a.plane.answerFromState(c, &command) {

@@ -111,9 +111,10 @@ func topicsOf(stream *metadata.Stream) []*metadata.Topic {
 	return topics
 }
 
-// answerFromState answers c with what the state shows of its create
-// command, or with plain success for other kinds; false when a create's
-// result is not in the state.
+// answerFromState answers c with what the state shows of its command: a
+// create whose result the state holds (matched by creation time where the
+// state keeps one), a delete whose target is gone. false when the state
+// does not show the command's outcome.
 func (m *metaPlane) answerFromState(c *call, command *metadata.Command) bool {
 	state, view := m.store.State(), m.front.server.view.Load()
 	switch command.Kind {
@@ -126,7 +127,8 @@ func (m *metaPlane) answerFromState(c *call, command *metadata.Command) bool {
 		c.payload = &info
 	case metadata.CreateTopic:
 		stream := view.stream(command.StreamID)
-		if stream == nil || stream.TopicByName(command.Name) == nil {
+		if stream == nil || stream.TopicByName(command.Name) == nil ||
+			stream.TopicByName(command.Name).CreatedAt != command.CreatedAt {
 			return false
 		}
 		c.payload = m.front.topicDetails(command.StreamID, stream.TopicByName(command.Name))
@@ -145,7 +147,40 @@ func (m *metaPlane) answerFromState(c *call, command *metadata.Command) bool {
 		}
 		info := groupInfo(topic, topic.GroupByName(command.Name), nil)
 		c.payload = &info
+	default:
+		if !deleted(state, command) {
+			return false
+		}
 	}
 	m.reply(c)
 	return true
+}
+
+// deleted reports whether command is a delete whose target the state no
+// longer holds.
+func deleted(state *metadata.State, command *metadata.Command) bool {
+	switch command.Kind {
+	case metadata.DeleteStream:
+		return state.Stream(command.StreamID) == nil
+	case metadata.DeleteTopic:
+		return state.Topic(command.StreamID, command.TopicID) == nil
+	case metadata.DeleteUser:
+		return state.User(command.UserID) == nil
+	case metadata.DeleteConsumerGroup:
+		topic := state.Topic(command.StreamID, command.TopicID)
+		return topic == nil || topic.Group(command.GroupID) == nil
+	case metadata.DeletePersonalAccessToken:
+		user := state.User(command.UserID)
+		return user == nil || !hasToken(user, command.Name)
+	}
+	return false
+}
+
+func hasToken(user *metadata.User, name string) bool {
+	for _, token := range user.Tokens {
+		if token.Name == name {
+			return true
+		}
+	}
+	return false
 }

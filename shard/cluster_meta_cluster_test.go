@@ -191,6 +191,11 @@ func TestClusterMetadataReplicates(t *testing.T) {
 	if reply.Err() != nil {
 		t.Fatalf("create stream on a backup: %v", reply.Err())
 	}
+	// A node resolves names against the metadata it has applied: the other
+	// backup learns of the stream at its next commit, not at once.
+	waitView(t, nodes[2], "node 2 applied the stream", func(v *frontView) bool {
+		return len(streamTopics(v)) == 1
+	})
 	reply = dialMeta(t, nodes[2]).write(wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0),
 		PartitionsCount: 3, Name: "fills"})
 	if reply.Err() != nil {

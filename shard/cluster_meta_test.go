@@ -38,3 +38,28 @@ func TestCodeOfKind(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedFromState: after a state transfer hid a write's entry, a
+// delete is answered as done only when the installed state lacks its
+// target; other writes are not guessed.
+func TestDeletedFromState(t *testing.T) {
+	state := &metadata.State{Streams: []*metadata.Stream{{ID: 0, Name: "kept"}},
+		Users: []*metadata.User{{ID: 0, Username: "root", Tokens: []metadata.Token{{Name: "pat"}}}}}
+	cases := []struct {
+		command metadata.Command
+		want    bool
+	}{
+		{metadata.Command{Kind: metadata.DeleteStream, StreamID: 0}, false},
+		{metadata.Command{Kind: metadata.DeleteStream, StreamID: 1}, true},
+		{metadata.Command{Kind: metadata.DeleteTopic, StreamID: 0, TopicID: 0}, true},
+		{metadata.Command{Kind: metadata.DeleteUser, UserID: 0}, false},
+		{metadata.Command{Kind: metadata.DeletePersonalAccessToken, UserID: 0, Name: "pat"}, false},
+		{metadata.Command{Kind: metadata.DeletePersonalAccessToken, UserID: 0, Name: "gone"}, true},
+		{metadata.Command{Kind: metadata.UpdateStream, StreamID: 1}, false},
+	}
+	for _, tc := range cases {
+		if got := deleted(state, &tc.command); got != tc.want {
+			t.Errorf("%v: deleted %v, want %v", tc.command.Kind, got, tc.want)
+		}
+	}
+}

@@ -133,3 +133,16 @@ func TestClusterConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestNotAcceptedStatus: the group host's refusal of a request it never
+// proposed reaches clients as 58, which they may replay on any node; a
+// request that may have committed must not.
+func TestNotAcceptedStatus(t *testing.T) {
+	wrapped := fmt.Errorf("partition 1/1/1: %w", ErrClusterNotAccepted)
+	if got := dataStatus(wrapped, wire.StatusPartitionNotFound); got != wire.StatusTransientNotAccepted {
+		t.Fatalf("dataStatus(not accepted) = %v, want %v", got, wire.StatusTransientNotAccepted)
+	}
+	if got := dataStatus(ErrClusterStopped, wire.StatusPartitionNotFound); got == wire.StatusTransientNotAccepted {
+		t.Fatalf("dataStatus(stopped: it may commit) = %v, must not invite a replay elsewhere", got)
+	}
+}

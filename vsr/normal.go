@@ -101,10 +101,20 @@ func (r *Replica) onPrepare(h *Header, message []byte) {
 		}
 	case h.Op == r.op+1 && h.Parent == r.opChecksum:
 		r.appendPrepare(h, message)
-		r.forward(message)
+		r.forwardJournaled(h)
 	default:
 		r.adoptPrepareHead(h, message)
-		r.forward(message)
+		r.forwardJournaled(h)
+	}
+}
+
+// forwardJournaled passes on the journal's copy of the prepare h names:
+// Ready references only bytes the replica owns, never the caller's input,
+// which the caller may reuse before it sends. A prepare past the journal's
+// reach is not forwarded; the successor repairs it.
+func (r *Replica) forwardJournaled(h *Header) {
+	if s := r.journal.entry(h.Op); s != nil && s.checksum == h.Checksum {
+		r.forward(s.message)
 	}
 }
 

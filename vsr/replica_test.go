@@ -482,3 +482,33 @@ func TestEagerCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardOwnsItsBytes: the prepare a backup forwards down the chain is
+// the journal's copy, so a caller that reuses its receive buffer after Step
+// (before it sends the batch) still sends the prepare intact.
+func TestForwardOwnsItsBytes(t *testing.T) {
+	c := newTestCluster(t, 3, 0)
+	ready, err := c.replicas[0].Step(EncodeRequest(nil, 9, 0, 1, 1, 0, []byte("payload")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := slices.Clone(ready.Messages[0].Message)
+	want := slices.Clone(received)
+	ready, err = c.replicas[1].Step(received)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(received) // the caller's next receive lands in the same buffer
+	forwarded := 0
+	for _, m := range ready.Messages {
+		if m.Replica == 2 {
+			forwarded++
+			if !slices.Equal(m.Message, want) {
+				t.Fatal("the forwarded prepare changed with the caller's buffer")
+			}
+		}
+	}
+	if forwarded != 1 {
+		t.Fatalf("forwarded %d prepares to replica 2, want 1", forwarded)
+	}
+}

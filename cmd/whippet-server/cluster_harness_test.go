@@ -199,6 +199,7 @@ func (c *testCluster) kill(replica int) time.Time {
 	}
 	killed := time.Now()
 	<-node.exited
+	c.t.Logf("node %d killed: its process was gone %v after SIGKILL", replica, time.Since(killed))
 	node.command = nil
 	return killed
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/whippetio/whippet/bench"
 	"github.com/whippetio/whippet/client"
+	"github.com/whippetio/whippet/wire/classic"
 )
 
 // Cluster test sizes and bounds.
@@ -46,6 +48,7 @@ func TestClusterReplicates(t *testing.T) {
 			t.Fatalf("roster entry %d is %+v, want node-%d at %s", replica, node, replica, c.clientAddresses[replica])
 		}
 	}
+	c.checkClassicRoster()
 	all := survivors(clusterSize)
 	target := c.createTopic(clusterSize, all)
 	var producers []*producer
@@ -71,6 +74,36 @@ func TestClusterReplicates(t *testing.T) {
 		contents := c.awaitSameLog(all, target, partition, producers, 30*time.Second)
 		if len(contents) != 30*clusterSize {
 			t.Fatalf("partition %d holds %d messages, want %d", partition, len(contents), 30*clusterSize)
+		}
+	}
+}
+
+// checkClassicRoster: a 0.8 (classic) client reads the roster, in the
+// 0.8 layout, from every node: every node at its client address, healthy,
+// and exactly one leader, so that the classic SDK follows a leader too.
+func (c *testCluster) checkClassicRoster() {
+	c.t.Helper()
+	for replica, node := range c.nodes {
+		legacy := node.dialClassic(c.t)
+		classicLogin(c.t, legacy)
+		var metadata classic.ClusterMetadata
+		found, err := legacy.Call(ctxTimeout(c.t), classic.GetClusterMetadata{}, &metadata)
+		if err != nil || !found || len(metadata.Nodes) != clusterSize {
+			c.t.Fatalf("node %d: classic cluster metadata %+v found %v err %v", replica, metadata, found, err)
+		}
+		leaders := 0
+		for index, entry := range metadata.Nodes {
+			address := net.JoinHostPort(entry.IP, strconv.Itoa(int(entry.TCP)))
+			if !sameHostPort(address, c.clientAddresses[index]) || entry.Status != classic.NodeStatusHealthy {
+				c.t.Fatalf("node %d: classic roster entry %d is %+v, want %s healthy", replica, index, entry,
+					c.clientAddresses[index])
+			}
+			if entry.Role == classic.NodeRoleLeader {
+				leaders++
+			}
+		}
+		if leaders != 1 {
+			c.t.Fatalf("node %d: classic roster %+v names %d leaders, want 1", replica, metadata.Nodes, leaders)
 		}
 	}
 }

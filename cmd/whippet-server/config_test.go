@@ -29,7 +29,7 @@ func TestInvalidConfigurationExitsTwo(t *testing.T) {
 		{"missing file", []string{"--config", "/nonexistent/server.toml"}, nil, "/nonexistent/server.toml"},
 		{"bad profile", []string{"--profile", "heap"}, nil, "--profile"},
 		{"tls asked", nil, []string{"WHIPPET_TCP_TLS_ENABLED=true"}, "tcp.tls.enabled"},
-		{"cluster short secret", nil, []string{"WHIPPET_CLUSTER_ENABLED=true", "WHIPPET_CLUSTER_AUTH_SHARED_SECRET=too short",
+		{"cluster secret too short", nil, []string{"WHIPPET_CLUSTER_ENABLED=true", "WHIPPET_CLUSTER_AUTH_SHARED_SECRET=short",
 			"WHIPPET_CLUSTER_NODES_0_NAME=a", "WHIPPET_CLUSTER_NODES_0_ADDRESS=127.0.0.1:1", "WHIPPET_CLUSTER_NODES_0_REPLICA_ADDRESS=127.0.0.1:2"},
 			"cluster.auth.shared_secret"},
 		// The flag overrides the environment, which named a valid replica.

@@ -68,14 +68,37 @@ var (
 	recordFields = []field{{slot: 0, bytes: 8}, {slot: 1, kind: fieldTable, nested: commandFields}}
 )
 
-// verifyDepthMax bounds nesting (record, command, config, option).
-const verifyDepthMax = 4
+// The snapshot layout of metadata.fbs.
+var (
+	partitionFields = []field{{slot: 0, bytes: 4}, {slot: 1, bytes: 8}}
+	groupFields     = []field{{slot: 0, bytes: 4}, {slot: 1, kind: fieldBytes}}
+	topicFields     = []field{{slot: 0, bytes: 4}, {slot: 1, kind: fieldBytes}, {slot: 2, bytes: 8},
+		{slot: 3, kind: fieldTable, nested: configFields}, {slot: 4, kind: fieldTables, nested: partitionFields},
+		{slot: 5, kind: fieldTables, nested: groupFields}, {slot: 6, bytes: 4}, {slot: 7, bytes: 8}}
+	streamFields = []field{{slot: 0, bytes: 4}, {slot: 1, kind: fieldBytes}, {slot: 2, bytes: 8},
+		{slot: 3, kind: fieldTables, nested: topicFields}}
+	tokenFields = []field{{slot: 0, kind: fieldBytes}, {slot: 1, kind: fieldBytes}, {slot: 2, bytes: 8}}
+	userFields  = []field{{slot: 0, bytes: 4}, {slot: 1, kind: fieldBytes}, {slot: 2, kind: fieldBytes},
+		{slot: 3, bytes: 1}, {slot: 4, bytes: 1}, {slot: 5, kind: fieldBytes}, {slot: 6, bytes: 8},
+		{slot: 7, kind: fieldTables, nested: tokenFields}}
+	snapshotFields = []field{{slot: 0, bytes: 8}, {slot: 1, kind: fieldTables, nested: streamFields},
+		{slot: 2, kind: fieldTables, nested: userFields}, {slot: 3, bytes: 8}}
+)
 
-func verifyRecord(raw []byte) bool {
+// verifyDepthMax bounds nesting (snapshot, stream, topic, config, option).
+const verifyDepthMax = 5
+
+func verifyRecord(raw []byte) bool { return verifyRoot(raw, recordFields) }
+
+// verifySnapshot checks a snapshot payload before decodeSnapshot reads it:
+// one installed by state transfer comes from a peer.
+func verifySnapshot(raw []byte) bool { return verifyRoot(raw, snapshotFields) }
+
+func verifyRoot(raw []byte, fields []field) bool {
 	if len(raw) < 4 {
 		return false
 	}
-	return verifyTable(raw, int(binary.LittleEndian.Uint32(raw)), recordFields, 0)
+	return verifyTable(raw, int(binary.LittleEndian.Uint32(raw)), fields, 0)
 }
 
 // verifyTable checks that the table at position and every field the

@@ -183,3 +183,42 @@ func decodeUser(user *fbs.User) *User {
 	}
 	return decoded
 }
+
+// snapshotIDsInRange reports whether every id a layout-checked snapshot
+// holds is below its limit: ids index slices, so a damaged one would make
+// decodeSnapshot allocate without bound.
+func snapshotIDsInRange(raw []byte) bool {
+	snapshot := fbs.GetRootAsSnapshot(raw, 0)
+	var stream fbs.Stream
+	for index := 0; index < snapshot.StreamsLength(); index++ {
+		if snapshot.Streams(&stream, index) && (stream.Id() >= streamsMax || !topicIDsInRange(&stream)) {
+			return false
+		}
+	}
+	var user fbs.User
+	for index := 0; index < snapshot.UsersLength(); index++ {
+		if snapshot.Users(&user, index) && user.Id() >= usersMax {
+			return false
+		}
+	}
+	return true
+}
+
+func topicIDsInRange(stream *fbs.Stream) bool {
+	var topic fbs.Topic
+	var group fbs.Group
+	for index := 0; index < stream.TopicsLength(); index++ {
+		if !stream.Topics(&topic, index) {
+			continue
+		}
+		if topic.Id() >= topicsPerStreamMax || topic.PartitionsLength() > partitionsPerTopicMax {
+			return false
+		}
+		for g := 0; g < topic.GroupsLength(); g++ {
+			if topic.Groups(&group, g) && group.Id() >= groupsPerTopicMax {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -185,6 +185,12 @@ func snapshotPayload(raw []byte) ([]byte, string) {
 	if xxh3.Hash(payload) != binary.LittleEndian.Uint64(raw[12:]) {
 		return nil, "snapshot checksum mismatch"
 	}
+	if !verifySnapshot(payload) {
+		return nil, "snapshot layout out of bounds"
+	}
+	if !snapshotIDsInRange(payload) {
+		return nil, "snapshot id out of range"
+	}
 	return payload, ""
 }
 
