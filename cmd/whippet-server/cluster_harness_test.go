@@ -50,6 +50,7 @@ type testCluster struct {
 	// clientAddresses and replicaAddresses are by replica id.
 	clientAddresses  []string
 	replicaAddresses []string
+	paused           map[int]bool // nodes stopped with SIGSTOP
 }
 
 // startCluster starts size nodes and waits until every node reports every
@@ -244,6 +245,10 @@ func (c *testCluster) signal(replica int, signal syscall.Signal) time.Time {
 	if err := c.nodes[replica].command.Process.Signal(signal); err != nil {
 		c.t.Fatal(err)
 	}
+	if c.paused == nil {
+		c.paused = map[int]bool{}
+	}
+	c.paused[replica] = signal == syscall.SIGSTOP
 	return time.Now()
 }
 

@@ -232,8 +232,15 @@ func (r *failoverRun) failAndMeasure(t *testing.T, fail func() time.Time) time.D
 // logRosters logs the leader each node names, for the record.
 func (r *failoverRun) logRosters(t *testing.T, when string) {
 	leaders := make([]string, len(r.c.nodes))
-	for replica := range r.c.nodes {
+	for replica, node := range r.c.nodes {
 		leaders[replica] = "down"
+		if r.c.paused[replica] {
+			leaders[replica] = "paused" // it would only cost a reply timeout
+			continue
+		}
+		if node.command == nil {
+			continue
+		}
 		if metadata, err := r.c.roster(replica); err == nil {
 			leaders[replica] = "none"
 			if leader, ok := metadata.Leader(); ok {
