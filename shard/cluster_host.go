@@ -270,9 +270,10 @@ func (c *Cluster) Deliver(sh *Shard, from int, message []byte) {
 	group := binary.LittleEndian.Uint64(message[16:24])
 	target := groupShard(group, len(sh.runtime.shards))
 	if target == sh.ID() {
-		// Not stepped inside the transport's callback: what the step sends
-		// would go out through the transport from within its own receive
-		// path. The shard takes it on its next timer turn.
+		// Copied and stepped on the shard's next timer turn, not inside
+		// the transport's callback: the frame is the transport's buffer,
+		// released when the callback returns, and nothing a step leaves in
+		// its Ready (sent after the persist) may point into it.
 		c.shards[target].deferDeliver(from, message)
 		return
 	}
