@@ -71,7 +71,9 @@ type Cluster struct {
 	logger    *slog.Logger
 	transport ClusterTransport
 	timeouts  vsr.Timeouts
-	seed      uint64 // vsr's per-start randomness
+	// requestLifetime bounds how long this node proposes one request.
+	requestLifetime time.Duration
+	seed            uint64 // vsr's per-start randomness
 	// incarnation tells this start's clients from earlier starts', whose
 	// request numbers the groups' client tables still hold.
 	incarnation uint64
@@ -139,8 +141,9 @@ func NewCluster(options ClusterOptions) (*Cluster, error) {
 		return nil, fmt.Errorf("shard: cluster seed: %w", err)
 	}
 	c := &Cluster{options: options, logger: options.Logger, shards: make([]*ClusterShard, shardCountMax),
-		timeouts: clusterTimeouts(options.HeartbeatTimeout, options.Tick),
-		seed:     binary.LittleEndian.Uint64(random[:8]),
+		timeouts:        clusterTimeouts(options.HeartbeatTimeout, options.Tick),
+		requestLifetime: max(clusterRequestLifetimeHeartbeats*options.HeartbeatTimeout, clusterRequestLifetimeMin),
+		seed:            binary.LittleEndian.Uint64(random[:8]),
 		// 48 bits, never zero: the client id keeps 16 bits for node and shard.
 		incarnation: binary.LittleEndian.Uint64(random[8:])&(1<<48-1) | 1,
 	}
@@ -267,9 +270,10 @@ func (c *Cluster) Deliver(sh *Shard, from int, message []byte) {
 	group := binary.LittleEndian.Uint64(message[16:24])
 	target := groupShard(group, len(sh.runtime.shards))
 	if target == sh.ID() {
-		// Not stepped inside the transport's callback: what the step sends
-		// would go out through the transport from within its own receive
-		// path. The shard takes it on its next timer turn.
+		// Copied and stepped on the shard's next timer turn, not inside
+		// the transport's callback: the frame is the transport's buffer,
+		// released when the callback returns, and nothing a step leaves in
+		// its Ready (sent after the persist) may point into it.
 		c.shards[target].deferDeliver(from, message)
 		return
 	}

@@ -68,6 +68,9 @@ type ClusterGroup struct {
 	state   vsrGroupState
 	replica *vsr.Replica
 	journal groupJournal
+	// directory holds the journal; destroy removes it once closed.
+	directory string
+	destroy   bool
 
 	busy bool // a Ready is executing: no Step or Tick
 	// held is a RequestState waiting for the application's applies to
@@ -114,7 +117,12 @@ const (
 func (cs *ClusterShard) Open(config GroupConfig, done func(*ClusterGroup, error)) {
 	invariant.Assert(groupShard(config.Group, len(cs.shard.runtime.shards)) == cs.shard.id, "a group opens on its shard")
 	invariant.Assert(config.Application != nil, "a group has an application")
-	if cs.groups[config.Group] != nil {
+	if existing := cs.groups[config.Group]; existing != nil {
+		if existing.state == vsrGroupClosing {
+			// Deleted and created again: open once the old one is gone.
+			existing.closeDone = append(existing.closeDone, func(error) { cs.Open(config, done) })
+			return
+		}
 		done(nil, fmt.Errorf("shard: replication group %x is already open", config.Group))
 		return
 	}
@@ -129,8 +137,8 @@ func (cs *ClusterShard) Open(config GroupConfig, done func(*ClusterGroup, error)
 	g.requests.init(g, config.Batch)
 	cs.groups[g.id] = g
 	c := cs.cluster
-	directory := filepath.Join(c.options.Directory, strconv.FormatUint(g.id, 16))
-	c.options.openJournal(cs.shard, c.data.Local(cs.shard).Storage(), directory, clusterJournalSlotCount,
+	g.directory = filepath.Join(c.options.Directory, strconv.FormatUint(g.id, 16))
+	c.options.openJournal(cs.shard, c.data.Local(cs.shard).Storage(), g.directory, clusterJournalSlotCount,
 		func(journal groupJournal, loaded groupLoaded, err error) {
 			if err == nil && g.state == vsrGroupClosing {
 				g.journal = journal // closed while it opened
@@ -462,19 +470,36 @@ func (g *ClusterGroup) Close(done func(error)) {
 	}
 }
 
+// Destroy closes the group like Close, then removes its journal: the
+// group is gone for good (its partition was deleted).
+func (g *ClusterGroup) Destroy(done func(error)) {
+	g.destroy = true
+	g.Close(done)
+}
+
 func (g *ClusterGroup) closeJournal() {
 	g.journal.close(func(err error) {
-		g.state = vsrGroupClosed
-		if g.shard.groups[g.id] == g {
-			delete(g.shard.groups, g.id)
+		if g.destroy && err == nil {
+			storage := g.shard.cluster.data.Local(g.shard.shard).Storage()
+			removeReplicaLog(storage, g.directory, g.closed)
+			return
 		}
-		if g.id == 0 {
-			g.shard.cluster.metadataPrimary.Store(-1)
-		}
-		waiting := g.closeDone
-		g.closeDone = nil
-		for _, done := range waiting {
-			done(err)
-		}
+		g.closed(err)
 	})
+}
+
+// closed ends a close: the group leaves the shard and the waiters run.
+func (g *ClusterGroup) closed(err error) {
+	g.state = vsrGroupClosed
+	if g.shard.groups[g.id] == g {
+		delete(g.shard.groups, g.id)
+	}
+	if g.id == 0 {
+		g.shard.cluster.metadataPrimary.Store(-1)
+	}
+	waiting := g.closeDone
+	g.closeDone = nil
+	for _, done := range waiting {
+		done(err)
+	}
 }

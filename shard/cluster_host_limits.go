@@ -43,10 +43,14 @@ const (
 	clusterProposalRequestsMax = 256
 	clusterProposalBytesMax    = 1 << 20
 
-	// clusterRequestLifetime bounds how long this node keeps proposing a
-	// request: past it the client (whose own timeout is of this order) has
-	// given up, and a request that lands later would only surprise it.
-	clusterRequestLifetime = 5 * time.Second
+	// clusterRequestLifetimeHeartbeats bounds how long this node keeps
+	// proposing a request, in heartbeat timeouts (at least
+	// clusterRequestLifetimeMin): a failover takes about one, so a request
+	// still unanswered after three sat on a node that was cut off (a
+	// paused primary), its client has moved on, and landing it later would
+	// only put it out of order with what the client sent since.
+	clusterRequestLifetimeHeartbeats = 3
+	clusterRequestLifetimeMin        = time.Second
 
 	// clusterTickDefault and clusterHeartbeatDefault are the tick and
 	// heartbeat timeout unless configured.

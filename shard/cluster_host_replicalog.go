@@ -44,3 +44,8 @@ func (j *replicaLog) persist(p *groupPersist) {
 }
 
 func (j *replicaLog) close(done func(error)) { j.log.Close(done) }
+
+// removeReplicaLog deletes a closed group's journal directory.
+func removeReplicaLog(storage *Storage, directory string, done func(error)) {
+	replicalog.Remove(storage, directory, done)
+}

@@ -244,7 +244,7 @@ func (rs *clusterRequests) tick(g *ClusterGroup) {
 	if r.Status() != vsr.StatusNormal {
 		return
 	}
-	rs.expire()
+	rs.expire(g.shard.cluster.requestLifetime)
 	resendTicks := uint64(g.shard.cluster.timeouts.NormalTicks / 2)
 	for _, p := range rs.proposals {
 		stale := p.state == requestSent && (p.sentView != r.View() || g.shard.ticks-p.sentTick >= resendTicks)
@@ -262,14 +262,14 @@ func (rs *clusterRequests) tick(g *ClusterGroup) {
 	}
 }
 
-// expire gives up requests older than clusterRequestLifetime, which their
+// expire gives up requests older than the request lifetime, which their
 // clients have given up on too: a waiting one was never proposed
 // (ErrClusterNotAccepted); a proposal not known committed stops being
 // resent, so a request that stalled with a failed primary does not land
 // long after its client moved on (ErrClusterOutcomeUnknown).
-func (rs *clusterRequests) expire() {
+func (rs *clusterRequests) expire(lifetime time.Duration) {
 	now := time.Now()
-	for len(rs.waiting) > 0 && now.Sub(rs.waiting[0].submitted) > clusterRequestLifetime {
+	for len(rs.waiting) > 0 && now.Sub(rs.waiting[0].submitted) > lifetime {
 		req := rs.waiting[0]
 		rs.waiting[0] = nil
 		rs.waiting = rs.waiting[1:]
@@ -277,7 +277,7 @@ func (rs *clusterRequests) expire() {
 	}
 	kept := rs.proposals[:0]
 	for _, p := range rs.proposals {
-		if p.state == requestReplied || p.claimed > 0 || now.Sub(p.created) <= clusterRequestLifetime {
+		if p.state == requestReplied || p.claimed > 0 || now.Sub(p.created) <= lifetime {
 			kept = append(kept, p)
 			continue
 		}

@@ -98,6 +98,21 @@ func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	})
 }
 
+// destroyCluster closes a deleted partition's group and removes its
+// journal; this node's requests on it fail.
+func (ds *DataShard) destroyCluster(p *dataPartition) {
+	cp := p.cluster
+	if cp == nil {
+		return
+	}
+	p.cluster = nil
+	cp.group.Destroy(func(err error) {
+		if err != nil {
+			ds.data.logger.Warn("shard: remove a deleted partition's group", "partition", p.key.String(), "err", err.Error())
+		}
+	})
+}
+
 // Recover reads the applied mark: the engine holds at least everything up
 // to it.
 func (cp *clusterPartition) Recover(_ *ClusterGroup, record []byte) (uint64, error) {

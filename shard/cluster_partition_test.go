@@ -332,3 +332,38 @@ func TestClusterPartitionOverClusterNet(t *testing.T) {
 	}
 	checkSame(t, nodes, 2, 3*rounds)
 }
+
+// TestClusterPartitionDeleteRecreate checks that deleting a topic closes
+// its partitions' groups and removes their journals on every node, and
+// that a topic created again in its place replicates from a fresh log.
+func TestClusterPartitionDeleteRecreate(t *testing.T) {
+	memory := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
+	}
+	nodes[0].setup(t, 1)
+	checkSame(t, nodes, 1, 0)
+	nodes[1].send(t, 0, "before")
+	checkSame(t, nodes, 1, 1)
+	nodes[0].write(t, wire.OperationDeleteTopic, &wire.DeleteTopic{Stream: wire.NumericID(0), Topic: wire.NumericID(0)})
+	journal := fmt.Sprintf("%x", partitionGroup(PartitionKey{}))
+	for i, n := range nodes {
+		path := n.dir + "/cluster/" + journal
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d still holds the deleted partition's journal %s", i, path)
+			}
+		}
+	}
+	nodes[2].write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
+	checkSame(t, nodes, 1, 0)
+	if base := nodes[2].send(t, 0, "after"); base != 0 {
+		t.Fatalf("the recreated partition took its first message at offset %d", base)
+	}
+	checkSame(t, nodes, 1, 1)
+}

@@ -229,6 +229,7 @@ func (ds *DataShard) startDelete(p *dataPartition) {
 		ds.deleted(p, err)
 		return
 	}
+	ds.destroyCluster(p)
 	p.part.Delete(func(err error) { ds.deleted(p, err) })
 }
 
