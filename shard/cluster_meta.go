@@ -248,12 +248,13 @@ func (m *metaPlane) clusterSecret() []byte {
 }
 
 // purgesHere reports whether this node runs the data-plane purge that
-// follows a purge command. In cluster mode only the node that proposed it
-// does: a clustered partition's purge is an op of the partition's own
-// group, which must enter that log once, ordered among the appends; purges
-// run on every node at their metadata apply would each cut a different
-// prefix on replicas that lag.
-func (m *metaPlane) purgesHere(c *call) bool { return m.cluster == nil || c.origin != nil }
+// follows a purge command: every node does. In cluster mode a partition's
+// purge is an entry of the partition's own log (ordered among its appends)
+// that every node proposes when it applies the command, naming the topic's
+// purge generation; the first to commit purges every replica and the
+// others are duplicates the partitions skip, so the purge survives the
+// loss of the proposing node and runs once.
+func (m *metaPlane) purgesHere(*call) bool { return true }
 
 // waits reports whether a call must wait for the plane to open: for the
 // store, and in cluster mode for the metadata group too, because a write

@@ -22,12 +22,12 @@ func (m *metaPlane) rangesOf(command *metadata.Command) []topicRange {
 	case metadata.DeleteStream, metadata.PurgeStream:
 		for _, topic := range stream.Topics {
 			if topic != nil {
-				ranges = append(ranges, m.rangeOf(stream.ID, topic, 0, len(topic.Partitions)))
+				ranges = append(ranges, m.purgeRangeOf(stream.ID, topic))
 			}
 		}
 	case metadata.DeleteTopic, metadata.PurgeTopic:
 		if topic := state.Topic(command.StreamID, command.TopicID); topic != nil {
-			ranges = append(ranges, m.rangeOf(stream.ID, topic, 0, len(topic.Partitions)))
+			ranges = append(ranges, m.purgeRangeOf(stream.ID, topic))
 		}
 	case metadata.DeletePartitions:
 		topic := state.Topic(command.StreamID, command.TopicID)
@@ -37,6 +37,15 @@ func (m *metaPlane) rangesOf(command *metadata.Command) []topicRange {
 		}
 	}
 	return ranges
+}
+
+// purgeRangeOf covers every partition of topic, naming the purge
+// generation a purge of it reaches (the store counts purges per topic, the
+// same on every node): the partitions' logs take one purge per generation.
+func (m *metaPlane) purgeRangeOf(streamID uint32, topic *metadata.Topic) topicRange {
+	r := m.rangeOf(streamID, topic, 0, len(topic.Partitions))
+	r.purge = topic.PurgeGeneration + 1
+	return r
 }
 
 // Restore installs a state transfer taken at op, then makes the data

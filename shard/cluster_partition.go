@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/internal/invariant"
@@ -26,15 +27,20 @@ import (
 
 // Partition group operations (vsr.Entry.Operation).
 const (
-	partitionOpAppend       uint8 = 1 // body: u64 timestamp µs, batch record
-	partitionOpStoreOffset  uint8 = 2 // body: u8 consumer kind, u32 id, u64 offset
-	partitionOpDeleteOffset uint8 = 3 // body: u8 consumer kind, u32 id
+	partitionOpAppend         uint8 = 1 // body: u64 timestamp µs, batch record
+	partitionOpStoreOffset    uint8 = 2 // body: u8 consumer kind, u32 id, u64 offset
+	partitionOpDeleteOffset   uint8 = 3 // body: u8 consumer kind, u32 id
+	partitionOpPurge          uint8 = 4 // body: u64 the topic's purge generation
+	partitionOpDeleteSegments uint8 = 5 // body: u32 segment count
 )
 
 const (
 	partitionAppendHeaderBytes = 8
 	partitionOffsetBodyBytes   = 13
-	partitionRecordBytes       = 16
+	// partitionRecordBytes: the application record, (applied op, offset
+	// next, purge generation); partitionRecordBytesV1 lacks the generation.
+	partitionRecordBytes   = 24
+	partitionRecordBytesV1 = 16
 	// partitionMarkOpsMin: the applied mark moves (an engine fdatasync)
 	// once this many ops applied since the last one, or at a tick.
 	partitionMarkOpsMin = clusterPipelineLen
@@ -68,10 +74,28 @@ type clusterPartition struct {
 	offsetNext uint64
 	skipUntil  uint64
 
+	// purgeGen is the topic purge generation the log has applied (a
+	// purge request of an older or equal generation is a duplicate: every
+	// node proposes each purge). purgePending: after a restart the engine
+	// shows a purge (its generation) the mark does not; every entry up to
+	// that purge's entry is skipped (the engine holds its outcome).
+	purgeGen     uint64
+	purgePending uint64
+
+	// The purge or delete-segments of the log under way in the engine, and
+	// the request of this node it answers.
+	maintenanceOp      engine.MaintenanceOp
+	maintenanceBusy    bool
+	maintenanceKind    uint8
+	maintenanceClaimed *ClusterRequest
+	purgeRequest       ClusterRequest
+	purgeSince         time.Time
+
 	markedOp   uint64
 	syncing    bool
 	syncOp     uint64
 	syncOffset uint64
+	syncGen    uint64
 	record     [partitionRecordBytes]byte
 	syncFn     func(error)
 
@@ -86,6 +110,7 @@ func partitionGroup(key PartitionKey) uint64 { return clusterPartitionGroupBit |
 func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	cp := &clusterPartition{ds: ds, p: p}
 	cp.offsetOp.Done = cp.offsetDone
+	cp.maintenanceOp.Done = cp.maintenanceDone
 	cp.syncFn = cp.synced
 	config := GroupConfig{Group: partitionGroup(p.key), Application: cp,
 		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true}
@@ -115,26 +140,45 @@ func (ds *DataShard) destroyCluster(p *dataPartition) {
 
 // Recover reads the applied mark: the engine holds at least everything up
 // to it.
+// A purge the engine completed after the mark (its generation is newer)
+// puts the partition in the purge-pending state instead.
 func (cp *clusterPartition) Recover(_ *ClusterGroup, record []byte) (uint64, error) {
 	engineNext := cp.p.part.OffsetNext()
-	if len(record) == partitionRecordBytes {
+	engineGen := cp.p.part.PurgeGeneration()
+	switch len(record) {
+	case partitionRecordBytes:
+		cp.purgeGen = binary.LittleEndian.Uint64(record[16:])
+		fallthrough
+	case partitionRecordBytesV1:
 		cp.appliedOp = binary.LittleEndian.Uint64(record)
 		cp.offsetNext = binary.LittleEndian.Uint64(record[8:])
+		if len(record) == partitionRecordBytesV1 {
+			cp.purgeGen = engineGen
+		}
+	}
+	cp.skipUntil = engineNext
+	cp.markedOp = cp.appliedOp
+	if engineGen > cp.purgeGen {
+		cp.purgePending = engineGen
+		return cp.appliedOp, nil
 	}
 	if engineNext < cp.offsetNext {
 		return 0, errors.New("shard: partition holds fewer messages than its applied mark")
 	}
-	cp.skipUntil = engineNext
-	cp.markedOp = cp.appliedOp
 	return cp.appliedOp, nil
 }
 
-// submit proposes a write op (append, store or delete offset) of this
-// node through the group; it completes when the entry applies here.
+// submit proposes a write op (append, store or delete offset, delete
+// segments) of this node through the group; it completes when the entry
+// applies here.
 func (cp *clusterPartition) submit(op *DataOp) {
 	req := &op.clusterRequest
 	*req = ClusterRequest{Context: op, Failed: cp.ds.clusterFailedFn}
 	switch op.kind {
+	case DataDeleteSegments:
+		req.Operation = partitionOpDeleteSegments
+		req.Message = make([]byte, vsr.HeaderBytes+4)
+		binary.LittleEndian.PutUint32(req.Message[vsr.HeaderBytes:], uint32(max(op.SegmentCount, 0)))
 	case DataAppend:
 		timestamp := op.Timestamp
 		if timestamp == 0 {
@@ -144,31 +188,54 @@ func (cp *clusterPartition) submit(op *DataOp) {
 		req.Message = make([]byte, vsr.HeaderBytes+partitionAppendHeaderBytes+len(op.Batch))
 		binary.LittleEndian.PutUint64(req.Message[vsr.HeaderBytes:], timestamp)
 		copy(req.Message[vsr.HeaderBytes+partitionAppendHeaderBytes:], op.Batch)
-	case DataStoreOffset, DataDeleteOffset:
-		req.Operation = partitionOpStoreOffset
-		if op.kind == DataDeleteOffset {
-			req.Operation = partitionOpDeleteOffset
-		}
-		req.Message = make([]byte, vsr.HeaderBytes+partitionOffsetBodyBytes)
-		body := req.Message[vsr.HeaderBytes:]
-		body[0] = byte(op.Consumer.Kind)
-		binary.LittleEndian.PutUint32(body[1:], op.Consumer.ID)
-		binary.LittleEndian.PutUint64(body[5:], op.Offset)
+	case DataStoreOffset:
+		cp.submitOffset(op, partitionOpStoreOffset, op.Offset)
+		return
+	case DataDeleteOffset:
+		cp.submitOffset(op, partitionOpDeleteOffset, 0)
+		return
 	default:
 		invariant.Assert(false, "only writes go through the group")
 	}
 	if err := cp.group.Submit(req); err != nil {
-		req.Message = nil
-		op.Err = err
-		cp.ds.complete(op)
+		cp.ds.clusterFailed(req, err)
+	}
+}
+
+// submitOffset proposes a stored or deleted consumer offset: a
+// StoreOffset, a DeleteOffset, or the auto-commit of a poll (op is the
+// poll, answered with what it read once the offset applied here).
+func (cp *clusterPartition) submitOffset(op *DataOp, operation uint8, offset uint64) {
+	invariant.Assert(operation == partitionOpStoreOffset || operation == partitionOpDeleteOffset, "an offset operation")
+	req := &op.clusterRequest
+	*req = ClusterRequest{Context: op, Failed: cp.ds.clusterFailedFn, Operation: operation}
+	req.Message = make([]byte, vsr.HeaderBytes+partitionOffsetBodyBytes)
+	body := req.Message[vsr.HeaderBytes:]
+	body[0] = byte(op.Consumer.Kind)
+	binary.LittleEndian.PutUint32(body[1:], op.Consumer.ID)
+	binary.LittleEndian.PutUint64(body[5:], offset)
+	if err := cp.group.Submit(req); err != nil {
+		cp.ds.clusterFailed(req, err)
 	}
 }
 
 // clusterFailed ends an op whose request will not apply here.
 func (ds *DataShard) clusterFailed(req *ClusterRequest, err error) {
-	op := req.Context.(*DataOp)
-	req.Message = nil
-	op.Err = err
+	ds.clusterAnswer(req.Context.(*DataOp), err)
+}
+
+// clusterAnswer completes this node's op with the outcome of its request.
+// A poll's auto-commit keeps the poll's result: the messages were read,
+// and a commit that did not apply leaves the consumer where it was.
+func (ds *DataShard) clusterAnswer(op *DataOp, err error) {
+	op.clusterRequest.Message = nil
+	if op.kind == DataPoll {
+		if err != nil {
+			ds.data.logger.Debug("shard: a poll's auto-commit did not apply", "partition", op.Key.String(), "err", err.Error())
+		}
+	} else {
+		op.Err = err
+	}
 	ds.complete(op)
 }
 
@@ -207,11 +274,16 @@ func (cp *clusterPartition) resume() {
 
 // applyOne applies one entry; false when the engine cannot take it yet.
 func (cp *clusterPartition) applyOne(entry *vsr.Entry) bool {
+	if cp.maintenanceBusy {
+		return false // a purge or delete-segments runs: later entries see its result
+	}
 	switch entry.Operation {
 	case partitionOpAppend:
 		return cp.applyAppend(entry)
 	case partitionOpStoreOffset, partitionOpDeleteOffset:
 		return cp.applyOffset(entry)
+	case partitionOpPurge, partitionOpDeleteSegments:
+		return cp.applyMaintenance(entry)
 	}
 	cp.reject(errors.New("shard: unknown partition operation"))
 	return true
@@ -222,16 +294,17 @@ func (cp *clusterPartition) claimedOp() *DataOp {
 	if cp.claimed == nil {
 		return nil
 	}
-	return cp.claimed.Context.(*DataOp)
+	op, _ := cp.claimed.Context.(*DataOp) // a purge's request names its partition
+	return op
 }
 
 // reject answers the claimed request with err: the entry changes nothing,
 // on every node alike.
 func (cp *clusterPartition) reject(err error) {
 	if op := cp.claimedOp(); op != nil {
-		op.clusterRequest.Message = nil
-		op.Err = err
-		cp.ds.complete(op)
+		cp.ds.clusterAnswer(op, err)
+	} else if cp.claimed != nil {
+		cp.purgeAnswered(cp.claimed, err)
 	}
 }
 
@@ -246,7 +319,7 @@ func (cp *clusterPartition) applyAppend(entry *vsr.Entry) bool {
 		cp.reject(engine.ErrInvalidBatch)
 		return true
 	}
-	if cp.offsetNext < cp.skipUntil {
+	if cp.purgePending != 0 || cp.offsetNext < cp.skipUntil {
 		// Applied before the restart past the mark: the engine holds it.
 		cp.offsetNext += uint64(header.MessageCount)
 		cp.reject(ErrClusterOutcomeUnknown)
@@ -340,6 +413,19 @@ func (cp *clusterPartition) applyOffset(entry *vsr.Entry) bool {
 	offsetOp := &cp.offsetOp
 	offsetOp.Consumer = engine.Consumer{Kind: engine.ConsumerKind(body[0]), ID: binary.LittleEndian.Uint32(body[1:])}
 	offsetOp.Offset = binary.LittleEndian.Uint64(body[5:])
+	if cp.purgePending != 0 {
+		// A purge after it cleared it, in the engine already.
+		cp.reject(ErrClusterOutcomeUnknown)
+		return true
+	}
+	if entry.Operation == partitionOpStoreOffset && cp.offsetNext < cp.skipUntil &&
+		(cp.offsetNext == 0 || offsetOp.Offset > cp.offsetNext-1) {
+		// Re-applied after a restart while the engine holds more than the
+		// log has reached: checked against the offset the log implies, as
+		// it was on every node the first time.
+		cp.reject(engine.ErrInvalidOffset)
+		return true
+	}
 	offsetOp.Err = nil
 	var err error
 	if entry.Operation == partitionOpStoreOffset {
@@ -363,9 +449,7 @@ func (cp *clusterPartition) offsetDone(op *engine.OffsetOp) {
 	cp.offsetBusy = false
 	if claimed := cp.offsetClaimed; claimed != nil {
 		cp.offsetClaimed = nil
-		claimed.clusterRequest.Message = nil
-		claimed.Err = op.Err
-		cp.ds.complete(claimed)
+		cp.ds.clusterAnswer(claimed, op.Err)
 	}
 	if cp.waiting {
 		cp.resume()
@@ -380,14 +464,14 @@ func (cp *clusterPartition) mark(tick bool) {
 	if cp.syncing || cp.appliedOp == cp.markedOp || !tick && cp.appliedOp-cp.markedOp < partitionMarkOpsMin {
 		return
 	}
-	if cp.offsetNext < cp.skipUntil {
+	if cp.purgePending != 0 || cp.offsetNext < cp.skipUntil || cp.maintenanceBusy {
 		return // the log has not caught up with the engine yet
 	}
 	op, next := cp.appliedOp, cp.offsetNext
 	if err := cp.p.part.Sync(cp.syncFn); err != nil {
 		return // busy: a later apply or tick tries again
 	}
-	cp.syncing, cp.syncOp, cp.syncOffset = true, op, next
+	cp.syncing, cp.syncOp, cp.syncOffset, cp.syncGen = true, op, next, cp.purgeGen
 }
 
 func (cp *clusterPartition) synced(err error) {
@@ -399,8 +483,7 @@ func (cp *clusterPartition) synced(err error) {
 		return
 	}
 	cp.markedOp = cp.syncOp
-	binary.LittleEndian.PutUint64(cp.record[:], cp.syncOp)
-	binary.LittleEndian.PutUint64(cp.record[8:], cp.syncOffset)
+	cp.encodeRecord(cp.syncOp, cp.syncOffset, cp.syncGen)
 	if cp.group != nil && cp.group.state == vsrGroupOpen {
 		cp.group.Record(cp.record[:])
 	}
@@ -415,11 +498,11 @@ func (cp *clusterPartition) tick() {
 }
 
 // partitionSnapshotVersion heads a partition's state transfer payload:
-// [version u8][applied op u64][offset next u64], then the engine's
-// partition snapshot (engine.ExportSnapshot).
+// [version u8][applied op u64][offset next u64][purge generation u64],
+// then the engine's partition snapshot (engine.ExportSnapshot).
 const (
-	partitionSnapshotVersion     = 1
-	partitionSnapshotHeaderBytes = 17
+	partitionSnapshotVersion     = 2
+	partitionSnapshotHeaderBytes = 25
 )
 
 // errPartitionSnapshot: a state transfer payload this node cannot install.
@@ -428,7 +511,7 @@ var errPartitionSnapshot = errors.New("shard: partition snapshot cannot be insta
 // SnapshotReady: a snapshot must wait until every applied append and
 // offset is in the engine (clusterSnapshotGate).
 func (cp *clusterPartition) SnapshotReady() bool {
-	return cp.appendsInflight == 0 && !cp.offsetBusy
+	return cp.appendsInflight == 0 && !cp.offsetBusy && !cp.maintenanceBusy
 }
 
 // quiesced lets a held snapshot request go once nothing is in flight.
@@ -454,7 +537,8 @@ func (cp *clusterPartition) Snapshot(dst []byte) []byte {
 	dst = append(dst, partitionSnapshotVersion)
 	dst = binary.LittleEndian.AppendUint64(dst, cp.appliedOp)
 	dst = binary.LittleEndian.AppendUint64(dst, cp.offsetNext)
-	if cp.p.part.OffsetNext() != cp.offsetNext {
+	dst = binary.LittleEndian.AppendUint64(dst, cp.purgeGen)
+	if cp.purgePending != 0 || cp.p.part.OffsetNext() != cp.offsetNext {
 		cp.ds.data.logger.Error("shard: partition snapshot refused: the engine is not at the applied mark",
 			"partition", cp.p.key.String())
 		return dst[:start+1]
@@ -474,6 +558,7 @@ type partitionRestore struct {
 	contents []byte
 	op       uint64
 	next     uint64
+	gen      uint64
 	done     func(error)
 }
 
@@ -491,7 +576,7 @@ func (cp *clusterPartition) Restore(_ *ClusterGroup, snapshot []byte, op uint64,
 		return
 	}
 	cp.restore = &partitionRestore{contents: snapshot[partitionSnapshotHeaderBytes:], op: op,
-		next: binary.LittleEndian.Uint64(snapshot[9:]), done: done}
+		next: binary.LittleEndian.Uint64(snapshot[9:]), gen: binary.LittleEndian.Uint64(snapshot[17:]), done: done}
 	cp.quiesced()
 }
 
@@ -514,8 +599,8 @@ func (cp *clusterPartition) install() {
 			p.part, p.state = part, partitionOpen
 			cp.appliedOp, cp.offsetNext, cp.skipUntil = restore.op, restore.next, part.OffsetNext()
 			cp.markedOp = restore.op // the install fdatasynced the contents
-			binary.LittleEndian.PutUint64(cp.record[:], restore.op)
-			binary.LittleEndian.PutUint64(cp.record[8:], restore.next)
+			cp.purgeGen, cp.purgePending = restore.gen, 0
+			cp.encodeRecord(restore.op, restore.next, restore.gen)
 			cp.group.Record(cp.record[:])
 			ds.data.logger.Info("shard: partition installed a peer's state", "partition", p.key.String(),
 				"op", restore.op, "offset_next", restore.next)
@@ -527,7 +612,8 @@ func (cp *clusterPartition) install() {
 
 // describe names what the partition's apply waits for, for a log line.
 func (cp *clusterPartition) describe() string {
-	return fmt.Sprintf("applying=%v index=%d/%d waiting=%v appends_inflight=%d offset_busy=%v restore=%v applied=%d marked=%d syncing=%v",
-		cp.done != nil, cp.index, len(cp.entries), cp.waiting, cp.appendsInflight, cp.offsetBusy, cp.restore != nil,
-		cp.appliedOp, cp.markedOp, cp.syncing)
+	return fmt.Sprintf("applying=%v index=%d/%d waiting=%v appends_inflight=%d offset_busy=%v maintenance_busy=%v "+
+		"restore=%v applied=%d marked=%d syncing=%v purge_gen=%d purge_pending=%d",
+		cp.done != nil, cp.index, len(cp.entries), cp.waiting, cp.appendsInflight, cp.offsetBusy, cp.maintenanceBusy,
+		cp.restore != nil, cp.appliedOp, cp.markedOp, cp.syncing, cp.purgeGen, cp.purgePending)
 }

@@ -174,6 +174,10 @@ type DataOp struct {
 	Stats          []PartitionStats
 	Shards         []ShardDataStats
 
+	// PurgeGeneration: a Purge's topic purge generation (metadata) in
+	// cluster mode, where it names the purge in the partitions' logs.
+	PurgeGeneration uint64
+
 	// Results. Append: BaseOffset and Messages stored (fewer than sent
 	// when dedup dropped some). Poll: Messages appended to Out, from
 	// OffsetFirst to OffsetLast. CurrentOffset: the partition's last

@@ -273,6 +273,11 @@ func (ds *DataShard) startPurge(p *dataPartition) {
 		if p.purging {
 			return
 		}
+		if p.cluster != nil {
+			// An entry of the partition's log, run on every node.
+			p.cluster.submitPurge(p.purges[0].op.PurgeGeneration)
+			return
+		}
 		err := p.part.Purge(&p.purgeOp)
 		if err == nil {
 			p.purging = true

@@ -75,7 +75,7 @@ func (ds *DataShard) run(op *DataOp) {
 // full journal, a purge, a sync already running) and op must wait. After a
 // nil start op belongs to the engine (Done may even have run).
 func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
-	if p.cluster != nil && (op.kind == DataAppend || op.kind == DataStoreOffset || op.kind == DataDeleteOffset) {
+	if p.cluster != nil && clusterWrite(op.kind) {
 		p.cluster.submit(op)
 		return false
 	}
@@ -148,6 +148,16 @@ func (ds *DataShard) pollDone(op *DataOp) {
 	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
 	poll.Out = nil
 	ds.complete(op)
+}
+
+// clusterWrite reports whether an op of kind changes a clustered
+// partition, and so goes through its group.
+func clusterWrite(kind DataKind) bool {
+	switch kind {
+	case DataAppend, DataStoreOffset, DataDeleteOffset, DataDeleteSegments:
+		return true
+	}
+	return false
 }
 
 func (ds *DataShard) offsetDone(op *DataOp) {

@@ -11,6 +11,7 @@ type topicRange struct {
 	key    PartitionKey // the first partition
 	count  int
 	config PartitionConfig
+	purge  uint64 // a purge's topic purge generation, after it (cluster mode)
 }
 
 // command builds the metadata command of a call on shard 0: it resolves

@@ -144,7 +144,7 @@ func (m *metaPlane) topicOps(c *call, kind DataKind, ranges []topicRange, cleanu
 			continue
 		}
 		op := local.Get()
-		op.Key, op.PartitionCount, op.Config = r.key, r.count, r.config
+		op.Key, op.PartitionCount, op.Config, op.PurgeGeneration = r.key, r.count, r.config, r.purge
 		op.Done = func(op *DataOp) {
 			m.topicOpDone(c, op.Err)
 			local.Put(op)
