@@ -123,18 +123,22 @@ func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	})
 }
 
-// destroyCluster closes a deleted partition's group and removes its
-// journal; this node's requests on it fail.
-func (ds *DataShard) destroyCluster(p *dataPartition) {
+// destroyCluster closes a deleted partition's group (this node's requests
+// on it fail, the batch under way ends) and removes its journal, then runs
+// next: the engine partition goes only after, so no apply outlives it and
+// a partition created again under the same ids opens a fresh group.
+func (ds *DataShard) destroyCluster(p *dataPartition, next func()) {
 	cp := p.cluster
 	if cp == nil {
+		next()
 		return
 	}
-	p.cluster = nil
 	cp.group.Destroy(func(err error) {
+		p.cluster = nil
 		if err != nil {
 			ds.data.logger.Warn("shard: remove a deleted partition's group", "partition", p.key.String(), "err", err.Error())
 		}
+		next()
 	})
 }
 

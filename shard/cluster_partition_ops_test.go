@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -120,4 +121,35 @@ func TestClusterDeleteSegmentsThroughGroup(t *testing.T) {
 		Topic: wire.NumericID(0), PartitionID: 0, SegmentsCount: 1})
 	nodes[backup].send(t, 0, "after")
 	checkSame(t, nodes, 1, 21)
+}
+
+// TestClusterRecreateTopicAfterRestart: a deleted topic's partition group
+// and journal are gone on every node once the delete answered; a node
+// restarted after the delete opens the topic created again under the same
+// ids as a fresh group, and every node serves it from offset 0.
+func TestClusterRecreateTopicAfterRestart(t *testing.T) {
+	memory, nodes := markedCluster(t)
+	nodes[1].write(t, wire.OperationDeleteTopic, &wire.TopicTarget{Stream: wire.NumericID(0), Topic: wire.NumericID(0)})
+	journal := fmt.Sprintf("%x", partitionGroup(PartitionKey{}))
+	for i, n := range nodes {
+		path := n.dir + "/cluster/" + journal
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d still holds the deleted partition's journal", i)
+			}
+		}
+	}
+	memory.setUp(2, false)
+	nodes[2].stop()
+	nodes[2] = startClusterServer(t, 2, 3, nodes[2].dir, memoryTransport(memory, 2))
+	memory.setUp(2, true)
+	nodes[0].write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
+	checkSame(t, nodes, 1, 0)
+	if base := nodes[2].send(t, 0, "fresh"); base != 0 {
+		t.Fatalf("the recreated partition took its first message at offset %d", base)
+	}
+	checkSame(t, nodes, 1, 1)
 }

@@ -229,8 +229,9 @@ func (ds *DataShard) startDelete(p *dataPartition) {
 		ds.deleted(p, err)
 		return
 	}
-	ds.destroyCluster(p)
-	p.part.Delete(func(err error) { ds.deleted(p, err) })
+	ds.destroyCluster(p, func() {
+		p.part.Delete(func(err error) { ds.deleted(p, err) })
+	})
 }
 
 // deleted ends a delete: the Delete shares finish, and a Create that came

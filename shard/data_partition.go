@@ -394,6 +394,9 @@ func (ds *DataShard) maintain(now time.Time) {
 // tick runs every partition's Tick and retries parked ops.
 func (ds *DataShard) tick(time.Time) {
 	for _, p := range ds.partitions {
+		if p.state == partitionDeleting && p.cluster != nil {
+			p.cluster.tick() // its group's last batch may wait for the engine
+		}
 		if p.state == partitionOpen {
 			p.part.Tick()
 			if p.cluster != nil {
