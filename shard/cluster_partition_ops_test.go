@@ -153,3 +153,62 @@ func TestClusterRecreateTopicAfterRestart(t *testing.T) {
 	}
 	checkSame(t, nodes, 1, 1)
 }
+
+// storedOffset returns n's stored offset of consumer 1 on partition 0.
+func (n *clusterTestNode) storedOffset(t *testing.T) (uint64, bool) {
+	body := &wire.GetConsumerOffset{OffsetTarget: wire.OffsetTarget{
+		Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
+		Stream:   wire.NumericID(0), Topic: wire.NumericID(0), Partition: wire.PartitionOf(0)}}
+	r := n.request(t, wire.OperationNonReplicated, wire.CodeGetConsumerOffset, body)
+	if r.Err() != nil {
+		t.Fatalf("get offset: %v", r.Err())
+	}
+	if len(r.Payload) == 0 {
+		return 0, false
+	}
+	var info wire.ConsumerOffsetInfo
+	if err := wire.DecodeAll(&info, r.Payload); err != nil {
+		t.Fatal(err)
+	}
+	return info.StoredOffset, true
+}
+
+// waitOffsets waits until every node stores want for consumer 1.
+func waitOffsets(t *testing.T, nodes []*clusterTestNode, want uint64) {
+	t.Helper()
+	for i, n := range nodes {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			got, found := n.storedOffset(t)
+			if found && got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d stores %d (found %v), want %d", i, got, found, want)
+			}
+		}
+	}
+}
+
+// TestClusterAutoCommitReplicates: a poll's auto-commit and a stored
+// offset, made on any node, are stored on every node.
+func TestClusterAutoCommitReplicates(t *testing.T) {
+	memory, nodes := markedCluster(t)
+	key := PartitionKey{}
+	backup := (memory.primary(partitionGroup(key)) + 1) % 3
+	body := &wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
+		Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partition: wire.PartitionOf(0),
+		Strategy: wire.Strategy{Kind: wire.StrategyOffset}, Count: 5, AutoCommit: true}
+	r := nodes[backup].request(t, wire.OperationNonReplicated, wire.CodePollMessages, body)
+	if r.Err() != nil {
+		t.Fatalf("poll: %v", r.Err())
+	}
+	// The poll answers once its commit applied on the node that served it.
+	if got, found := nodes[backup].storedOffset(t); !found || got != 4 {
+		t.Fatalf("the polling node stores %d (found %v) right after the poll", got, found)
+	}
+	waitOffsets(t, nodes, 4)
+	target := wire.OffsetTarget{Consumer: body.Consumer, Stream: body.Stream, Topic: body.Topic, Partition: body.Partition}
+	store := &wire.StoreConsumerOffset{OffsetTarget: target, Offset: 11}
+	nodes[(backup+1)%3].write(t, wire.OperationStoreConsumerOffset, store)
+	waitOffsets(t, nodes, 11)
+}

@@ -92,7 +92,8 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 	case DataPoll:
 		poll := &op.pollOp
 		poll.Strategy, poll.Value, poll.Count = op.Strategy, op.Value, op.Count
-		poll.Consumer, poll.AutoCommit, poll.Out = op.Consumer, op.AutoCommit, op.Out
+		// In cluster mode the auto-commit goes through the group (pollDone).
+		poll.Consumer, poll.AutoCommit, poll.Out = op.Consumer, op.AutoCommit && p.cluster == nil, op.Out
 		err = p.part.Poll(poll)
 	case DataStoreOffset:
 		op.offsetOp.Consumer, op.offsetOp.Offset = op.Consumer, op.Offset
@@ -147,6 +148,12 @@ func (ds *DataShard) pollDone(op *DataOp) {
 	op.Out, op.Messages, op.NeedBytes, op.Err = poll.Out, poll.Messages, poll.NeedBytes, poll.Err
 	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
 	poll.Out = nil
+	if p := ds.partitions[op.Key]; p != nil && p.cluster != nil && op.AutoCommit && op.Err == nil && op.Messages > 0 &&
+		p.state == partitionOpen {
+		// Every replica stores the offset; the poll answers once it applied here.
+		p.cluster.submitOffset(op, partitionOpStoreOffset, op.OffsetLast)
+		return
+	}
 	ds.complete(op)
 }
 
