@@ -58,3 +58,12 @@ func TestClusterPurgeGenerations(t *testing.T) {
 		t.Fatal("a purge after the engine's is skipped")
 	}
 }
+
+// TestClusterPartitionConfigNoDedup: a clustered partition runs without
+// deduplication (restart skips count every message of an entry).
+func TestClusterPartitionConfigNoDedup(t *testing.T) {
+	config := clusterPartitionConfig(PartitionConfig{DedupCount: 100, DedupWindowMicros: 5, SegmentBytes: 1 << 20})
+	if config.DedupCount != 0 || config.DedupWindowMicros != 0 || config.SegmentBytes != 1<<20 {
+		t.Fatalf("config %+v", config)
+	}
+}

@@ -290,6 +290,10 @@ func (ds *DataShard) partitionOptions(key PartitionKey, config PartitionConfig) 
 	if ds.data.cluster != nil {
 		// The group's journal carries durability; the engine writes behind.
 		durability = engine.DurabilityWritten
+		if config.DedupCount > 0 {
+			ds.data.logger.Warn("shard: message deduplication is off in cluster mode", "partition", key.String())
+		}
+		config = clusterPartitionConfig(config)
 	}
 	return engine.PartitionOptions{
 		Directory:         PartitionDirectory(ds.data.options.Directory, key),
@@ -304,6 +308,17 @@ func (ds *DataShard) partitionOptions(key PartitionKey, config PartitionConfig) 
 		Release:           ds.shard.Release,
 		Logger:            ds.data.logger.With("partition", key.String(), "shard", ds.shard.id),
 	}
+}
+
+// clusterPartitionConfig is config as a clustered partition runs it:
+// without deduplication. A replica's restart skips the entries its engine
+// holds by counting each entry's messages (clusterPartition.applyAppend),
+// which holds only when the engine stores every message it is given; the
+// id window dedup keeps is also local state a state transfer would not
+// carry, so replicas could drop different messages.
+func clusterPartitionConfig(config PartitionConfig) PartitionConfig {
+	config.DedupCount, config.DedupWindowMicros = 0, 0
+	return config
 }
 
 // opened finishes an open: serve (in cluster mode once the partition's
