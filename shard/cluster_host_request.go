@@ -49,6 +49,7 @@ type clusterProposal struct {
 	requests []*ClusterRequest
 	claimed  int // requests Claim returned so far
 	created  time.Time
+	replied  time.Time // when the primary reported it committed
 	state    requestState
 	sentTick uint64
 	sentView uint32
@@ -266,7 +267,11 @@ func (rs *clusterRequests) tick(g *ClusterGroup) {
 // clients have given up on too: a waiting one was never proposed
 // (ErrClusterNotAccepted); a proposal not known committed stops being
 // resent, so a request that stalled with a failed primary does not land
-// long after its client moved on (ErrClusterOutcomeUnknown).
+// long after its client moved on (ErrClusterOutcomeUnknown). A committed
+// proposal whose apply here has not come a lifetime after the commit (this
+// node lags, or its apply is stuck) is given up too: it did commit, but
+// what it did here is unknown (ErrClusterOutcomeUnknown); its entry still
+// applies when it comes, answering no one.
 func (rs *clusterRequests) expire(lifetime time.Duration) {
 	now := time.Now()
 	for len(rs.waiting) > 0 && now.Sub(rs.waiting[0].submitted) > lifetime {
@@ -277,16 +282,26 @@ func (rs *clusterRequests) expire(lifetime time.Duration) {
 	}
 	kept := rs.proposals[:0]
 	for _, p := range rs.proposals {
-		if p.state == requestReplied || p.claimed > 0 || now.Sub(p.created) <= lifetime {
+		if !p.expired(now, lifetime) {
 			kept = append(kept, p)
 			continue
 		}
-		for _, req := range p.requests {
+		for _, req := range p.requests[p.claimed:] {
 			rs.release(req, ErrClusterOutcomeUnknown)
 		}
 	}
 	clear(rs.proposals[len(kept):])
 	rs.proposals = kept
+}
+
+// expired reports whether a proposal is given up: one not known committed
+// a lifetime after it was made (unless its apply started), one committed
+// a lifetime before its apply here finished.
+func (p *clusterProposal) expired(now time.Time, lifetime time.Duration) bool {
+	if p.state == requestReplied {
+		return now.Sub(p.replied) > lifetime
+	}
+	return p.claimed == 0 && now.Sub(p.created) > lifetime
 }
 
 // release ends one request with err.
@@ -305,7 +320,9 @@ func (g *ClusterGroup) onReply(h *vsr.Header) {
 	}
 	for _, p := range g.requests.proposals {
 		if p.number == h.Request {
-			p.state = requestReplied
+			if p.state != requestReplied {
+				p.state, p.replied = requestReplied, time.Now()
+			}
 			return
 		}
 	}

@@ -1,0 +1,32 @@
+package shard
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestClusterRequestsExpireReplied: a proposal the primary reported
+// committed whose apply here never comes is given up a lifetime after the
+// commit (its client learns the outcome is unknown); one committed lately,
+// and the unclaimed rest of a half-applied batch before its lifetime, stay.
+func TestClusterRequestsExpireReplied(t *testing.T) {
+	const lifetime = time.Second
+	var failed []error
+	fail := func(_ *ClusterRequest, err error) { failed = append(failed, err) }
+	now := time.Now()
+	old := &clusterProposal{number: 1, state: requestReplied, created: now.Add(-3 * lifetime),
+		replied: now.Add(-2 * lifetime), requests: []*ClusterRequest{{Failed: fail}, {Failed: fail}}}
+	old.claimed = 1 // its first request applied; the second never does
+	fresh := &clusterProposal{number: 2, state: requestReplied, created: now.Add(-3 * lifetime),
+		replied: now, requests: []*ClusterRequest{{Failed: fail}}}
+	sent := &clusterProposal{number: 3, state: requestSent, created: now, requests: []*ClusterRequest{{Failed: fail}}}
+	rs := &clusterRequests{proposals: []*clusterProposal{old, fresh, sent}, count: 3}
+	rs.expire(lifetime)
+	if len(failed) != 1 || !errors.Is(failed[0], ErrClusterOutcomeUnknown) {
+		t.Fatalf("failed %v, want one ErrClusterOutcomeUnknown", failed)
+	}
+	if len(rs.proposals) != 2 || rs.proposals[0] != fresh || rs.proposals[1] != sent || rs.count != 2 {
+		t.Fatalf("kept %d proposals, count %d", len(rs.proposals), rs.count)
+	}
+}
