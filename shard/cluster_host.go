@@ -95,9 +95,22 @@ type ClusterShard struct {
 	// timer turn (drainFn) rather than inside its callback.
 	deferred      []clusterInbound
 	deferredSpare []clusterInbound
+	deferredBytes int
 	deferredArmed bool
 	drainFn       func(time.Time)
+	// deferredDropped counts messages dropped on arrival: the deferred
+	// list was full.
+	deferredDropped uint64
 }
+
+// Limits of the messages a shard holds between the transport's callback
+// and its next timer turn: beyond them a message is dropped (vsr resends).
+// A turn normally drains them all; the bound keeps a peer that sends
+// faster than the shard runs from growing the list without end.
+const (
+	clusterDeferredMessagesMax = 4096
+	clusterDeferredBytesMax    = 256 << 20
+)
 
 // clusterInbound is a message for a group on another shard of this node.
 type clusterInbound struct {
@@ -292,6 +305,11 @@ func groupShard(group uint64, shardCount int) int {
 
 // deferDeliver keeps a copy of message for the next timer turn.
 func (cs *ClusterShard) deferDeliver(from int, message []byte) {
+	if len(cs.deferred) >= clusterDeferredMessagesMax || cs.deferredBytes+len(message) > clusterDeferredBytesMax {
+		cs.deferredDropped++
+		return
+	}
+	cs.deferredBytes += len(message)
 	cs.deferred = append(cs.deferred, clusterInbound{from: from, message: append([]byte(nil), message...)})
 	if cs.deferredArmed {
 		return
@@ -307,7 +325,7 @@ func (cs *ClusterShard) deferDeliver(from int, message []byte) {
 func (cs *ClusterShard) drain() {
 	cs.deferredArmed = false
 	batch := cs.deferred
-	cs.deferred = cs.deferredSpare[:0]
+	cs.deferred, cs.deferredBytes = cs.deferredSpare[:0], 0
 	for i := range batch {
 		cs.deliver(batch[i].from, batch[i].message, true)
 		batch[i] = clusterInbound{}

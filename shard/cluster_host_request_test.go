@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/whippetio/whippet/vsr"
 )
 
 // TestClusterRequestsExpireReplied: a proposal the primary reported
@@ -28,5 +30,25 @@ func TestClusterRequestsExpireReplied(t *testing.T) {
 	}
 	if len(rs.proposals) != 2 || rs.proposals[0] != fresh || rs.proposals[1] != sent || rs.count != 2 {
 		t.Fatalf("kept %d proposals, count %d", len(rs.proposals), rs.count)
+	}
+}
+
+// TestClusterDeferredBounded: messages held for the next timer turn stop
+// at the count and byte limits; the rest are dropped and counted.
+func TestClusterDeferredBounded(t *testing.T) {
+	cs := &ClusterShard{deferredArmed: true} // a drain is armed: no timer needed
+	message := make([]byte, vsr.HeaderBytes)
+	for range clusterDeferredMessagesMax + 10 {
+		cs.deferDeliver(1, message)
+	}
+	if len(cs.deferred) != clusterDeferredMessagesMax || cs.deferredDropped != 10 {
+		t.Fatalf("held %d dropped %d", len(cs.deferred), cs.deferredDropped)
+	}
+	cs = &ClusterShard{deferredArmed: true}
+	big := make([]byte, clusterDeferredBytesMax/2+1)
+	cs.deferDeliver(1, big)
+	cs.deferDeliver(1, big)
+	if len(cs.deferred) != 1 || cs.deferredBytes != len(big) || cs.deferredDropped != 1 {
+		t.Fatalf("held %d (%d bytes) dropped %d", len(cs.deferred), cs.deferredBytes, cs.deferredDropped)
 	}
 }
