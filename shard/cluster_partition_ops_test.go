@@ -84,6 +84,7 @@ func TestClusterRecreateTopic(t *testing.T) {
 	_, nodes := markedCluster(t)
 	nodes[1].write(t, wire.OperationDeleteTopic, &wire.TopicTarget{Stream: wire.NumericID(0), Topic: wire.NumericID(0)})
 	nodes[1].write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
+	checkSame(t, nodes, 1, 0) // every node applied the create (a node that has not answers 20)
 	nodes[2].send(t, 0, "fresh")
 	checkSame(t, nodes, 1, 1)
 }
