@@ -98,9 +98,10 @@ type ClusterShard struct {
 	deferredBytes int
 	deferredArmed bool
 	drainFn       func(time.Time)
-	// deferredDropped counts messages dropped on arrival: the deferred
-	// list was full.
+	// dropped counts messages dropped on arrival: deferred list full, or a
+	// header naming another replica than the authenticated sender.
 	deferredDropped uint64
+	strangerDropped uint64
 }
 
 // Limits of the messages a shard holds between the transport's callback
@@ -340,6 +341,12 @@ func (cs *ClusterShard) deliver(from int, message []byte, owned bool) {
 	if err := vsr.DecodeMessage(message, &h); err != nil || h.Cluster != cs.cluster.options.Cluster {
 		return
 	}
+	if !senderMatches(&h, from) {
+		cs.strangerDropped++
+		cs.cluster.logger.Debug("shard: a message names another replica than its sender", "from", from,
+			"replica", h.Replica, "command", h.Command)
+		return
+	}
 	g := cs.groups[h.Group]
 	if g == nil || g.state != vsrGroupOpen {
 		return // not (yet) here: the sender retries
@@ -349,6 +356,18 @@ func (cs *ClusterShard) deliver(from int, message []byte, owned bool) {
 		return
 	}
 	g.receive(message, owned)
+}
+
+// senderMatches reports whether a message's header names the replica it
+// came from (the link's authenticated peer). A request (a client's,
+// forwarded), a reply and a prepare (relayed along the chain, or a stored
+// one answering a repair) carry another replica's header by design.
+func senderMatches(h *vsr.Header, from int) bool {
+	switch h.Command {
+	case vsr.CommandRequest, vsr.CommandReply, vsr.CommandPrepare:
+		return true
+	}
+	return int(h.Replica) == from
 }
 
 // tick runs every group's replica tick.

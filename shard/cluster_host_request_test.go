@@ -52,3 +52,24 @@ func TestClusterDeferredBounded(t *testing.T) {
 		t.Fatalf("held %d (%d bytes) dropped %d", len(cs.deferred), cs.deferredBytes, cs.deferredDropped)
 	}
 }
+
+// TestClusterSenderMatches: a replica's own messages must name the link's
+// authenticated peer; requests, replies and prepares carry other headers.
+func TestClusterSenderMatches(t *testing.T) {
+	for _, command := range []vsr.Command{vsr.CommandPrepareOK, vsr.CommandCommit, vsr.CommandStartViewChange,
+		vsr.CommandDoViewChange, vsr.CommandStartView, vsr.CommandRecovery, vsr.CommandRequestState, vsr.CommandState} {
+		h := vsr.Header{Command: command, Replica: 2}
+		if !senderMatches(&h, 2) {
+			t.Fatalf("command %d from its replica refused", command)
+		}
+		if senderMatches(&h, 1) {
+			t.Fatalf("command %d naming replica 2 taken from peer 1", command)
+		}
+	}
+	for _, command := range []vsr.Command{vsr.CommandRequest, vsr.CommandReply, vsr.CommandPrepare} {
+		h := vsr.Header{Command: command, Replica: 0}
+		if !senderMatches(&h, 1) {
+			t.Fatalf("command %d relayed by peer 1 refused", command)
+		}
+	}
+}
