@@ -137,13 +137,16 @@ func (g *ClusterGroup) armFlush() {
 }
 
 // flush forwards the waiting requests to the primary (a backup), or lets
-// the primary step them.
+// the primary step them. Requests past their lifetime go first: a node
+// that was stopped (SIGSTOP) for longer than the lifetime must not forward
+// what its clients gave up on before a tick expired it.
 func (g *ClusterGroup) flush() {
 	rs := &g.requests
 	r := g.replica
 	if g.state != vsrGroupOpen || len(rs.waiting) == 0 || r.Status() != vsr.StatusNormal {
 		return
 	}
+	rs.expire(g.shard.cluster.requestLifetime)
 	if r.IsPrimary() {
 		g.kick()
 		return
