@@ -179,7 +179,12 @@ func (g *ClusterGroup) propose() *clusterProposal {
 		take, bytes = take+1, bytes+size
 	}
 	rs.number++
-	p := &clusterProposal{number: rs.number, state: requestWaiting, created: time.Now()}
+	// A proposal is as old as its oldest request: one that waited (a
+	// stopped node, a full pipeline) expires with its client's patience,
+	// not a lifetime after it was finally proposed.
+	// The waiting list is in arrival order (overtaken requests, older,
+	// go back at its head), so its head is the oldest.
+	p := &clusterProposal{number: rs.number, state: requestWaiting, created: rs.waiting[0].submitted}
 	p.requests = append(make([]*ClusterRequest, 0, take), rs.waiting[:take]...)
 	clear(rs.waiting[:take])
 	rs.waiting = rs.waiting[take:]

@@ -73,3 +73,25 @@ func TestClusterSenderMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterProposalAgesWithItsRequest: a request that waited (its node
+// stopped, a full pipeline) before it was proposed expires a lifetime
+// after it was submitted, not after the proposal was made, so a node
+// resumed after a long stop does not resend what its client gave up on.
+func TestClusterProposalAgesWithItsRequest(t *testing.T) {
+	const lifetime = time.Second
+	var failed []error
+	g := &ClusterGroup{shard: &ClusterShard{cluster: &Cluster{}}, id: 1}
+	rs := &g.requests
+	req := &ClusterRequest{Message: make([]byte, vsr.HeaderBytes+1), submitted: time.Now().Add(-2 * lifetime),
+		Failed: func(_ *ClusterRequest, err error) { failed = append(failed, err) }}
+	rs.waiting, rs.count = []*ClusterRequest{req}, 1
+	p := g.propose()
+	if !p.created.Equal(req.submitted) {
+		t.Fatalf("the proposal dates from %v, its request from %v", p.created, req.submitted)
+	}
+	rs.expire(lifetime)
+	if len(failed) != 1 || !errors.Is(failed[0], ErrClusterOutcomeUnknown) || len(rs.proposals) != 0 {
+		t.Fatalf("failed %v, proposals left %d", failed, len(rs.proposals))
+	}
+}
