@@ -141,7 +141,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	if view != nil {
 		server.SetClusterView(view)
 	}
-	fronts, err := startFronts(config, server, configs.RootCredentials(environ), logger)
+	fronts, err := startFronts(config, server, view, configs.RootCredentials(environ), logger)
 	if err != nil {
 		logger.Error("start the TLS and HTTP listeners", "err", err.Error())
 		_ = server.Shutdown(context.Background()) // failing the start anyway
