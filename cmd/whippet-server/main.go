@@ -113,10 +113,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		return code
 	}
 	options.ConfigText = configText(*config)
-	options.Fatal = func(reason error) {
-		logger.Error("stopping: continuing is unsafe", "reason", reason.Error())
-		os.Exit(exitFatal)
-	}
+	options.Fatal = func(reason error) { stopFatal(reason, logger) }
 	backend, why := shard.BackendChoice(options.Runtime.Backend)
 	// Registered before the shards start, so a SIGTERM sent the moment the
 	// listener opens still drains gracefully instead of killing the process.
@@ -166,6 +163,18 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	}
 	logger.Info("whippet-server stopped")
 	return exitOK
+}
+
+// stopFatal exits when continuing is unsafe: with exitConfig when this
+// node's configuration contradicts the cluster's (its root credentials),
+// else with exitFatal.
+func stopFatal(reason error, logger *slog.Logger) {
+	if errors.Is(reason, shard.ErrRootCredentials) {
+		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", reason)
+		os.Exit(exitConfig)
+	}
+	logger.Error("stopping: continuing is unsafe", "reason", reason.Error())
+	os.Exit(exitFatal)
 }
 
 // prepareDataPath creates the data directory, emptied first when fresh.
