@@ -55,7 +55,8 @@ func httpSend(t *testing.T, base string, stream, topic uint32) (int, string) {
 }
 
 // TestHTTPSendDurability: on a single node an acknowledged HTTP send says
-// the topic's durability reached: memory, written or persisted.
+// the topic's durability reached: memory, written or persisted; a
+// replicated topic (a quorum of one wrote it) reaches written.
 func TestHTTPSendDurability(t *testing.T) {
 	s := startServer(t)
 	c := s.dial(t)
@@ -65,11 +66,12 @@ func TestHTTPSendDurability(t *testing.T) {
 		return must[*wire.TopicDetails](t, "create topic")(c.CreateTopic(ctx, &wire.CreateTopic{Stream: stream,
 			PartitionsCount: 1, Name: name, Options: wire.Headers{wire.StringHeader(wire.OptionDurability, durability)}})).ID
 	}
-	topics := durabilityTopics(t, create, stream.ID, []string{"memory", "written", "persisted"})
+	topics := durabilityTopics(t, create, stream.ID, []string{"memory", "written", "replicated", "persisted"})
+	want := map[string]string{"memory": "memory", "written": "written", "replicated": "written", "persisted": "persisted"}
 	base := "http://" + logField(t, s, "http_address")
 	for durability, topic := range topics {
 		status, reached := httpSend(t, base, stream.ID, topic)
-		if status/100 != 2 || reached != durability {
+		if status/100 != 2 || reached != want[durability] {
 			t.Fatalf("send to a %s topic: status %d, Iggy-Durability %q", durability, status, reached)
 		}
 	}
@@ -94,8 +96,9 @@ func (c *testCluster) checkSendDurability(live []int) {
 		return must[*wire.TopicDetails](t, "create topic")(leader.CreateTopic(ctx, &wire.CreateTopic{Stream: stream,
 			PartitionsCount: 1, Name: name, Options: wire.Headers{wire.StringHeader(wire.OptionDurability, durability)}})).ID
 	}
-	topics := durabilityTopics(t, create, stream.ID, []string{"memory", "written", "persisted"})
-	want := map[string]string{"memory": "replicated", "written": "replicated", "persisted": "persisted"}
+	topics := durabilityTopics(t, create, stream.ID, []string{"memory", "written", "replicated", "persisted"})
+	want := map[string]string{"memory": "replicated", "written": "replicated", "replicated": "replicated",
+		"persisted": "persisted"}
 	for _, replica := range live {
 		base := "http://" + logField(t, c.nodes[replica], "http_address")
 		for durability, topic := range topics {
