@@ -99,7 +99,7 @@ func (s *ClusterStats) start(sh *Shard) {
 		s.shards = append(s.shards, make([][]ClusterGroupStats, len(sh.runtime.shards)-len(s.shards))...)
 	}
 	s.mu.Unlock()
-	sampler := &shardSampler{stats: s, shard: sh, primaries: make(map[uint64]int)}
+	sampler := &shardSampler{stats: s, shard: sh, primaries: make(map[uint64]seenPrimary)}
 	if _, err := sh.Every(clusterStatsPeriod, func(time.Time) { sampler.sample() }); err != nil {
 		sh.fail(err)
 	}
@@ -143,8 +143,15 @@ func (s *ClusterStats) ReplicaCount() int { return s.cluster.options.ReplicaCoun
 type shardSampler struct {
 	stats     *ClusterStats
 	shard     *Shard
-	primaries map[uint64]int // the primary each group had at the last sample; -1: none
+	primaries map[uint64]seenPrimary // by group, as of the sample that last saw it
+	samples   uint64                 // samples taken
 	spare     []ClusterGroupStats
+}
+
+// seenPrimary is a group's primary (-1: none) at the sample-th sample.
+type seenPrimary struct {
+	primary int
+	sample  uint64
 }
 
 func (ss *shardSampler) sample() {
@@ -192,18 +199,21 @@ func partitionKeyOf(namespace uint64) PartitionKey {
 // (a group first seen is not a change) and returns how many changed.
 func (ss *shardSampler) logChanges(groups []ClusterGroupStats) uint64 {
 	changed, logged := uint64(0), 0
-	seen := make(map[uint64]struct{}, len(groups))
+	ss.samples++
 	for i := range groups {
 		g := &groups[i]
-		seen[g.Group] = struct{}{}
 		primary := -1
 		if g.Status == vsr.StatusNormal {
 			primary = g.Primary
 		}
-		before, known := ss.primaries[g.Group]
-		ss.primaries[g.Group] = primary
-		if !known || before == primary || primary < 0 {
-			continue // a group in a view change logs when its new primary is known
+		seen, known := ss.primaries[g.Group]
+		before := seen.primary
+		if primary < 0 && known {
+			primary = before // a group in a view change logs when its new primary is known
+		}
+		ss.primaries[g.Group] = seenPrimary{primary: primary, sample: ss.samples}
+		if !known || before == primary || before < 0 {
+			continue
 		}
 		changed++
 		if logged < clusterPrimaryLogsMax {
@@ -216,8 +226,8 @@ func (ss *shardSampler) logChanges(groups []ClusterGroupStats) uint64 {
 		ss.stats.logger.Info("cluster group primaries changed (not logged one by one)", "groups", skipped,
 			"shard", ss.shard.ID())
 	}
-	for group := range ss.primaries {
-		if _, ok := seen[group]; !ok {
+	for group, seen := range ss.primaries {
+		if seen.sample != ss.samples {
 			delete(ss.primaries, group) // closed groups leave the map
 		}
 	}
