@@ -118,6 +118,7 @@ func (p *Partition) flushDone() {
 	clear(buffer.ops)
 	buffer.ops = buffer.ops[:0]
 	buffer.batches = buffer.batches[:0]
+	buffer.free() // an idle partition holds no journal memory
 	p.inflight = nil
 	p.flushPhase = flushIdle
 	p.index.start()
@@ -148,7 +149,7 @@ func (p *Partition) writeFailed(err error) {
 	other := p.pending
 	p.acks = append(p.acks[:0], buffer.ops...)
 	p.acks = append(p.acks, other.ops...)
-	other.reset(buffer.segment, buffer.filePosition, buffer.data[:buffer.prefixBytes])
+	other.reset(buffer.segment, buffer.filePosition, buffer.prefix())
 	buffer.reset(buffer.segment, buffer.filePosition, nil)
 	p.flushPhase = flushTruncating
 	p.flushOp.Code = OpTruncate
@@ -160,6 +161,14 @@ func (p *Partition) writeFailed(err error) {
 		op.Done(op)
 	}
 	clear(p.acks)
+}
+
+// TickWanted reports whether Tick has anything to do: a stalled write to
+// retry, or batches waiting while no write runs. It reads two fields, so
+// a shard with thousands of idle partitions can ask every one of them
+// each tick without running Tick (and its invariant checks) on each.
+func (p *Partition) TickWanted() bool {
+	return p.flushPhase == flushStalled || p.flushPhase == flushIdle && !p.pending.empty()
 }
 
 // Tick retries a stalled write; the shard calls it periodically.

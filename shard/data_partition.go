@@ -352,7 +352,9 @@ func (ds *DataShard) maintain(now time.Time) {
 func (ds *DataShard) tick(time.Time) {
 	for _, p := range ds.partitions {
 		if p.state == partitionOpen {
-			p.part.Tick()
+			if p.part.TickWanted() {
+				p.part.Tick()
+			}
 			ds.schedule(p)
 			if len(p.purges) > 0 && !p.purging {
 				ds.startPurge(p)
