@@ -197,8 +197,7 @@ func TestFsyncFailureIsFatal(t *testing.T) {
 
 // TestMemoryDurabilityRetriesWrite: under DurabilityMemory a failed write
 // was acknowledged already, so it is kept, served from memory, and
-// written by a later Tick, which the partition asks for (TickWanted)
-// until then.
+// written by a later Tick; until then the partition is not Settled.
 func TestMemoryDurabilityRetriesWrite(t *testing.T) {
 	mem := enginetest.NewMemStorage(6)
 	storage := memBackend{mem}
@@ -217,13 +216,13 @@ func TestMemoryDurabilityRetriesWrite(t *testing.T) {
 	}
 	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 9}), messages, 0)
 	mem.Inject = nil
-	if !p.TickWanted() {
-		t.Fatal("a stalled write does not ask for a Tick")
+	if p.Settled() {
+		t.Fatal("a partition with a stalled write reports itself settled")
 	}
 	p.Tick()
 	storage.drain()
-	if p.TickWanted() {
-		t.Fatal("a partition whose retried write completed still asks for a Tick")
+	if !p.Settled() {
+		t.Fatal("a partition whose retried write completed is not settled")
 	}
 	closePartition(t, storage, p)
 	p = mustOpen(t, storage, options)

@@ -163,12 +163,12 @@ func (p *Partition) writeFailed(err error) {
 	clear(p.acks)
 }
 
-// TickWanted reports whether Tick has anything to do: a stalled write to
-// retry, or batches waiting while no write runs. It reads two fields, so
-// a shard with thousands of idle partitions can ask every one of them
-// each tick without running Tick (and its invariant checks) on each.
-func (p *Partition) TickWanted() bool {
-	return p.flushPhase == flushStalled || p.flushPhase == flushIdle && !p.pending.empty()
+// Settled reports whether no write, sync or roll runs, waits or stalled
+// and nothing waits to be written: then Tick has nothing to do, now or
+// later, until the next Append. A shard with thousands of partitions
+// ticks only those that appended since they last settled.
+func (p *Partition) Settled() bool {
+	return p.flushPhase == flushIdle && p.pending.empty()
 }
 
 // Tick retries a stalled write; the shard calls it periodically.

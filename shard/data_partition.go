@@ -29,6 +29,7 @@ type dataPartition struct {
 	purgeOp   engine.MaintenanceOp
 	purges    []*dataFan // the running purge first
 	purging   bool
+	ticking   bool // appended since the engine partition last settled
 }
 
 type dataPartitionState uint8
@@ -82,6 +83,7 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		appendOp := &op.appendOp
 		appendOp.Batch, appendOp.Timestamp = op.Batch, timestamp
 		err = p.part.Append(appendOp)
+		p.ticking = true
 	case DataPoll:
 		poll := &op.pollOp
 		poll.Strategy, poll.Value, poll.Count = op.Strategy, op.Value, op.Count
@@ -352,7 +354,10 @@ func (ds *DataShard) maintain(now time.Time) {
 func (ds *DataShard) tick(time.Time) {
 	for _, p := range ds.partitions {
 		if p.state == partitionOpen {
-			if p.part.TickWanted() {
+			if p.ticking && p.part.Settled() {
+				p.ticking = false // nothing to retry until the next append
+			}
+			if p.ticking {
 				p.part.Tick()
 			}
 			ds.schedule(p)
