@@ -11,7 +11,9 @@
 // cluster.nodes) over the file and WHIPPET_CLUSTER_REPLICA_ID, so that the
 // nodes of a cluster can share one configuration file.
 // The root user is created on the first start from WHIPPET_ROOT_USERNAME
-// and WHIPPET_ROOT_PASSWORD (default iggy/iggy).
+// and WHIPPET_ROOT_PASSWORD (default iggy/iggy); in a cluster it is created
+// once through the metadata group, and a node whose root credentials are
+// not the cluster's exits with code 2.
 //
 // Besides the Iggy TCP listener (tcp.address, with TLS when tcp.tls is
 // enabled), it serves Iggy's HTTP REST API, a health check at GET / and
