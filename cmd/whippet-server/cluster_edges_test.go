@@ -249,21 +249,31 @@ func scrapeSeries(url string) (map[string]float64, error) {
 }
 
 // TestClusterRootCredentialsMustAgree: three fresh nodes of which one is
-// started with another root password. The root user is created once,
-// through the metadata group, by whichever node's proposal commits first;
-// every node whose credentials differ from it refuses to run (exit 2,
-// naming the settings), and the nodes that agree serve logins with it.
+// started with another root password (a backup, then the metadata
+// group's first primary). The root user is created once, through the
+// metadata group, by whichever node's proposal commits first; every node
+// whose credentials differ from it refuses to run (exit 2, naming the
+// settings), and the nodes that agree serve logins with it.
 func TestClusterRootCredentialsMustAgree(t *testing.T) {
+	t.Run("backup differs", func(t *testing.T) {
+		checkRootCredentials(t, []string{"iggy", "iggy", "another-password"})
+	})
+	t.Run("primary differs", func(t *testing.T) {
+		checkRootCredentials(t, []string{"another-password", "iggy", "iggy"})
+	})
+}
+
+func checkRootCredentials(t *testing.T, passwords []string) {
 	ports, err := reservePorts(2 * clusterSize)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &testCluster{t: t, clientAddresses: ports[:clusterSize], replicaAddresses: ports[clusterSize:]}
 	c.config = t.TempDir() + "/cluster.toml"
-	if err := os.WriteFile(c.config, []byte(clusterConfig(t.Name(), c.clientAddresses, c.replicaAddresses)), 0o600); err != nil {
+	name := strings.ReplaceAll(t.Name(), "/", "-")
+	if err := os.WriteFile(c.config, []byte(clusterConfig(name, c.clientAddresses, c.replicaAddresses)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	passwords := []string{"iggy", "iggy", "another-password"}
 	c.nodes = make([]*server, clusterSize)
 	for replica := range clusterSize {
 		c.nodes[replica] = c.newNode(replica)
