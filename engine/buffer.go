@@ -15,3 +15,29 @@ func alignedBuffer(size int) []byte {
 func aligned(buffer []byte) bool {
 	return len(buffer) == 0 || uintptr(unsafe.Pointer(&buffer[0]))&(blockBytes-1) == 0
 }
+
+// alignedRecycler is the default allocator of a partition without one
+// (tests, tools): aligned Go memory, with the last few released buffers
+// kept for reuse so that the append path allocates nothing once warm.
+type alignedRecycler struct {
+	free [][]byte
+}
+
+func (r *alignedRecycler) allocate(size int) []byte {
+	for index, buffer := range r.free {
+		if len(buffer) >= size {
+			last := len(r.free) - 1
+			r.free[index] = r.free[last]
+			r.free[last] = nil
+			r.free = r.free[:last]
+			return buffer
+		}
+	}
+	return alignedBuffer(size)
+}
+
+func (r *alignedRecycler) release(buffer []byte) {
+	if len(r.free) < recycledBuffersMax {
+		r.free = append(r.free, buffer)
+	}
+}

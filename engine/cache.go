@@ -173,8 +173,8 @@ type partitionCache struct {
 }
 
 // addWritten caches the batches of buffer, whose write completed. A
-// well-filled buffer is handed to the cache whole and replaced by a fresh
-// one; the batches of a sparse one are copied.
+// well-filled buffer is handed to the cache whole (buffer keeps no
+// memory); the batches of a sparse one are copied.
 func (p *partitionCache) addWritten(buffer *writeBuffer) {
 	if p.cache == nil {
 		return
@@ -190,8 +190,7 @@ func (p *partitionCache) addWritten(buffer *writeBuffer) {
 		batch := &buffer.batches[index]
 		p.append(batch, p.cache.entry(batch.at, batch.length))
 	}
-	buffer.data = buffer.allocate(len(buffer.data))
-	invariant.Assert(aligned(buffer.data), "a fresh write buffer is aligned")
+	buffer.data = nil // the next append allocates a fresh one
 }
 
 // insert copies record, the stored bytes of the journal batch batch.

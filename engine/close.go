@@ -47,11 +47,11 @@ func (p *Partition) finishClose() {
 // releaseBuffers hands the long-lived buffers back to the allocator; no
 // op is in flight once every file is closed.
 func (p *Partition) releaseBuffers() {
-	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer} {
-		p.options.Release(buffer)
-	}
-	if p.read.ahead.buffer != nil {
-		p.options.Release(p.read.ahead.buffer)
+	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer,
+		p.offsets.buffer, p.read.ahead.buffer} {
+		if buffer != nil { // allocated on first use
+			p.options.Release(buffer)
+		}
 	}
 	p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil, nil, nil
 	p.read.ahead.buffer = nil

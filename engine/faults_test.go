@@ -197,7 +197,7 @@ func TestFsyncFailureIsFatal(t *testing.T) {
 
 // TestMemoryDurabilityRetriesWrite: under DurabilityMemory a failed write
 // was acknowledged already, so it is kept, served from memory, and
-// written by a later Tick.
+// written by a later Tick; until then the partition is not Settled.
 func TestMemoryDurabilityRetriesWrite(t *testing.T) {
 	mem := enginetest.NewMemStorage(6)
 	storage := memBackend{mem}
@@ -216,8 +216,14 @@ func TestMemoryDurabilityRetriesWrite(t *testing.T) {
 	}
 	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 9}), messages, 0)
 	mem.Inject = nil
+	if p.Settled() {
+		t.Fatal("a partition with a stalled write reports itself settled")
+	}
 	p.Tick()
 	storage.drain()
+	if !p.Settled() {
+		t.Fatal("a partition whose retried write completed is not settled")
+	}
 	closePartition(t, storage, p)
 	p = mustOpen(t, storage, options)
 	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 9}), messages, 0)

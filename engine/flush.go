@@ -118,6 +118,7 @@ func (p *Partition) flushDone() {
 	clear(buffer.ops)
 	buffer.ops = buffer.ops[:0]
 	buffer.batches = buffer.batches[:0]
+	buffer.free() // an idle partition holds no journal memory
 	p.inflight = nil
 	p.flushPhase = flushIdle
 	p.index.start()
@@ -148,7 +149,7 @@ func (p *Partition) writeFailed(err error) {
 	other := p.pending
 	p.acks = append(p.acks[:0], buffer.ops...)
 	p.acks = append(p.acks, other.ops...)
-	other.reset(buffer.segment, buffer.filePosition, buffer.data[:buffer.prefixBytes])
+	other.reset(buffer.segment, buffer.filePosition, buffer.prefix())
 	buffer.reset(buffer.segment, buffer.filePosition, nil)
 	p.flushPhase = flushTruncating
 	p.flushOp.Code = OpTruncate
@@ -160,6 +161,14 @@ func (p *Partition) writeFailed(err error) {
 		op.Done(op)
 	}
 	clear(p.acks)
+}
+
+// Settled reports whether no write, sync or roll runs, waits or stalled
+// and nothing waits to be written: then Tick has nothing to do, now or
+// later, until the next Append. A shard with thousands of partitions
+// ticks only those that appended since they last settled.
+func (p *Partition) Settled() bool {
+	return p.flushPhase == flushIdle && p.pending.empty()
 }
 
 // Tick retries a stalled write; the shard calls it periodically.

@@ -17,8 +17,15 @@ func (b *journalBatch) offsetEnd() uint64 { return b.offsetFirst + uint64(b.coun
 // sits at the block-aligned filePosition of segment's .log; its first
 // prefixBytes are the file's partial tail block, rewritten by the next
 // write because O_DIRECT writes whole blocks. Batches follow the prefix.
+//
+// A buffer holds memory only while it has batches: data is allocated by
+// the first append after a reset and handed on (to the cache) or freed
+// once its write completed, so an idle partition holds no journal
+// memory. Meanwhile kept holds the prefix.
 type writeBuffer struct {
-	data         []byte
+	data         []byte // nil while the buffer is empty
+	kept         []byte // the prefix while data is nil
+	sizeBytes    int    // the least allocation (PartitionOptions.JournalBytes)
 	used         int
 	prefixBytes  int
 	filePosition int64
@@ -30,15 +37,34 @@ type writeBuffer struct {
 }
 
 func newWriteBuffer(size int, allocate func(int) []byte, release func([]byte)) writeBuffer {
-	data := allocate(size)
-	invariant.Assert(aligned(data) && len(data) >= size, "allocated write buffer is aligned and large enough")
+	invariant.Assert(size >= blockBytes, "a write buffer holds at least a block")
 	return writeBuffer{
-		allocate: allocate,
-		release:  release,
-		data:     data,
-		batches:  make([]journalBatch, 0, 64),
-		ops:      make([]*AppendOp, 0, 64),
+		allocate:  allocate,
+		release:   release,
+		sizeBytes: size,
+		batches:   make([]journalBatch, 0, 64),
+		ops:       make([]*AppendOp, 0, 64),
 	}
+}
+
+// prefix returns the partial tail block the buffer starts with.
+func (b *writeBuffer) prefix() []byte {
+	if b.data == nil {
+		return b.kept[:b.prefixBytes]
+	}
+	return b.data[:b.prefixBytes]
+}
+
+// free gives the memory of an empty buffer back; the next append
+// allocates again.
+func (b *writeBuffer) free() {
+	invariant.Assert(b.empty(), "only an empty write buffer is freed")
+	if b.data == nil {
+		return
+	}
+	b.kept = append(b.kept[:0], b.data[:b.prefixBytes]...)
+	b.release(b.data)
+	b.data = nil
 }
 
 func (b *writeBuffer) empty() bool { return len(b.batches) == 0 }
@@ -50,7 +76,12 @@ func (b *writeBuffer) reset(target *segment, position int64, prefix []byte) {
 	invariant.Assert(position%blockBytes == 0, "buffer starts on a block")
 	b.segment = target
 	b.filePosition = position
-	b.prefixBytes = copy(b.data, prefix)
+	if b.data == nil {
+		b.kept = append(b.kept[:0], prefix...)
+		b.prefixBytes = len(prefix)
+	} else {
+		b.prefixBytes = copy(b.data, prefix)
+	}
 	b.used = b.prefixBytes
 	b.batches = b.batches[:0]
 	clear(b.ops)
@@ -71,9 +102,9 @@ func (b *writeBuffer) rebase(target *segment) {
 	b.segment = target
 }
 
-// grow makes room for extra more bytes, keeping the contents. It is the
-// one allocation of the append path and happens only for a batch larger
-// than any before.
+// grow makes room for extra more bytes, keeping the contents: the
+// buffer's allocation when it has none, or a larger one for a batch
+// larger than any before.
 func (b *writeBuffer) grow(extra int) bool {
 	need := b.used + extra + blockBytes
 	if need <= len(b.data) {
@@ -81,6 +112,12 @@ func (b *writeBuffer) grow(extra int) bool {
 	}
 	if need > journalBytesMax {
 		return false
+	}
+	if b.data == nil {
+		b.data = b.allocate(max(need, b.sizeBytes))
+		invariant.Assert(aligned(b.data) && len(b.data) >= need, "an allocated write buffer is aligned and large enough")
+		copy(b.data, b.kept[:b.prefixBytes])
+		return true
 	}
 	grown := b.allocate(max(need, 2*len(b.data)))
 	copy(grown, b.data[:b.used])

@@ -56,6 +56,10 @@ const (
 	// cacheOpenBytes is the size of the buffer small flushes are copied
 	// into (a quarter of the budget when that is smaller).
 	cacheOpenBytes = 1 << 20
+	// recycledBuffersMax bounds the released buffers the default allocator
+	// keeps: a partition's two journals, its read buffers and the cache's
+	// open buffer.
+	recycledBuffersMax = 8
 	// cacheHoldFillDivisor: a written journal at least 1/this full is
 	// held whole (no copy); a sparser one is copied, so a held buffer
 	// pins at most this many times the bytes it serves.

@@ -97,7 +97,9 @@ func (o *PartitionOptions) EnsureDefaults() {
 		o.Logger = slog.Default()
 	}
 	if o.Allocate == nil {
-		o.Allocate = alignedBuffer
+		// Journals are allocated and freed once per write: recycle them.
+		recycler := &alignedRecycler{}
+		o.Allocate, o.Release = recycler.allocate, recycler.release
 	}
 	if o.Release == nil {
 		o.Release = func([]byte) {}

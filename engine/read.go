@@ -148,7 +148,6 @@ type reader struct {
 
 func (r *reader) init(p *Partition) {
 	r.p = p
-	r.buffer = p.options.Allocate(max(p.options.ReadBytes, 2*blockBytes))
 	r.op.Callback = r.readDone
 	r.initAhead()
 }
@@ -248,6 +247,10 @@ func (r *reader) startRead(op *PollOp, target *segment) {
 		position = target.positionForTimestamp(op.timestamp)
 	default:
 		position = target.positionForOffset(op.offset)
+	}
+	if r.buffer == nil { // a partition nobody reads from disk holds no read buffer
+		r.buffer = r.p.options.Allocate(max(r.p.options.ReadBytes, 2*blockBytes))
+		invariant.Assert(aligned(r.buffer), "the read buffer is aligned")
 	}
 	r.segment = target
 	r.walkPosition = position

@@ -163,7 +163,7 @@ func (r *roller) failed(op *Op) {
 	p.dedup.reset()
 	buffer := p.pending
 	p.acks = append(p.acks[:0], buffer.ops...)
-	position, prefix := buffer.filePosition, buffer.data[:buffer.prefixBytes]
+	position, prefix := buffer.filePosition, buffer.prefix()
 	buffer.reset(buffer.segment, position, prefix)
 	for _, ackOp := range p.acks {
 		ackOp.Err = err

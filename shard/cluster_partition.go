@@ -338,6 +338,7 @@ func (cp *clusterPartition) applyAppend(entry *vsr.Entry) bool {
 	appendOp.Timestamp = max(binary.LittleEndian.Uint64(body), 1)
 	cp.appendsInflight++
 	err := cp.p.part.Append(&appendOp.AppendOp)
+	cp.p.ticking = true
 	appendOp.Batch = nil
 	if err != nil {
 		cp.appendsInflight--

@@ -46,7 +46,6 @@ func startClusterServer(t *testing.T, node, nodes int, dir string, link func(*Cl
 	}
 	n := &clusterTestNode{server: server, dir: dir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
 	t.Cleanup(n.stop)
-	n.login(t)
 	return n
 }
 
@@ -63,29 +62,52 @@ func (n *clusterTestNode) stop() {
 	n.server = nil
 }
 
+// login logs in as the root user, retrying while the cluster has not
+// created it yet (a fresh cluster creates it through the metadata group
+// once a quorum of nodes runs).
 func (n *clusterTestNode) login(t *testing.T) {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		err := n.loginOnce(t)
+		if errors.Is(err, wire.StatusInvalidCredentials) && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("login: %v", err)
+		}
+		return
+	}
+}
+
+func (n *clusterTestNode) loginOnce(t *testing.T) error {
 	conn, err := net.Dial("tcp", n.server.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.conn = conn
 	login := &wire.LoginRegister{Version: wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"},
 		Username: "iggy", Password: "iggy"}
 	frame := make([]byte, wire.RequestBytes(login))
 	wire.EncodeRequest(frame, wire.RequestHeader{Client: n.client, Operation: wire.OperationRegister}, login)
 	decoded, _, err := wire.DecodeReply(exchange(t, conn, frame, n.reply))
-	if err != nil || decoded.Err() != nil {
-		t.Fatalf("login: %v %v", err, decoded.Err())
+	if err == nil {
+		err = decoded.Err()
+	}
+	if err != nil {
+		conn.Close()
+		return err
 	}
 	var session wire.LoginReply
 	if err := wire.DecodeAll(&session, decoded.Payload); err != nil {
 		t.Fatal(err)
 	}
-	n.sess = session.Session
+	n.conn, n.sess = conn, session.Session
+	return nil
 }
 
 // request sends one request and returns its reply.
 func (n *clusterTestNode) request(t *testing.T, operation wire.Operation, code wire.Code, body wire.Body) wire.Reply {
+	if n.conn == nil {
+		n.login(t) // first use: by now every node of the test runs
+	}
 	n.next++
 	h := wire.RequestHeader{Client: n.client, Operation: operation, Code: code, Session: n.sess, Request: n.next}
 	frame := make([]byte, wire.RequestBytes(body))

@@ -32,6 +32,7 @@ type dataPartition struct {
 	purgeOp   engine.MaintenanceOp
 	purges    []*dataFan // the running purge first
 	purging   bool
+	ticking   bool // appended since the engine partition last settled
 }
 
 type dataPartitionState uint8
@@ -89,6 +90,7 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		appendOp := &op.appendOp
 		appendOp.Batch, appendOp.Timestamp = op.Batch, timestamp
 		err = p.part.Append(appendOp)
+		p.ticking = true
 	case DataPoll:
 		poll := &op.pollOp
 		poll.Strategy, poll.Value, poll.Count = op.Strategy, op.Value, op.Count
@@ -420,7 +422,12 @@ func (ds *DataShard) tick(time.Time) {
 			p.cluster.tick() // its group's last batch may wait for the engine
 		}
 		if p.state == partitionOpen {
-			p.part.Tick()
+			if p.ticking && p.part.Settled() {
+				p.ticking = false // nothing to retry until the next append
+			}
+			if p.ticking {
+				p.part.Tick()
+			}
 			if p.cluster != nil {
 				p.cluster.tick()
 			}

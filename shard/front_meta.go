@@ -23,7 +23,32 @@ type metaPlane struct {
 	cluster *MetaApplication
 	// waiting holds calls that arrived before the store opened.
 	waiting []*call
+	// root is the bootstrap of the root user in cluster mode, while the
+	// replicated state has none.
+	root rootBootstrap
 }
+
+// rootBootstrap creates the root user through the metadata group: a node
+// whose store is empty proposes it (again every rootProposePeriod, until
+// the state holds a root user); the first proposal to commit creates it on
+// every node and the others fail alike (the name exists). A node whose own
+// root credentials differ from the committed root user's stops: left
+// running it would accept a password its peers reject.
+type rootBootstrap struct {
+	pending bool
+	hash    string // this node's root password hash (the cluster salt)
+	timer   TimerID
+	armed   bool // timer runs
+}
+
+// rootProposePeriod is how often a node re-proposes the root user while
+// the metadata group has none: a proposal made before the group had a
+// primary was not taken.
+const rootProposePeriod = time.Second
+
+// ErrRootCredentials: this node's configured root credentials are not
+// those of the cluster's root user.
+var ErrRootCredentials = errors.New("shard: root credentials differ from the cluster's")
 
 func newMetaPlane(f *front) *metaPlane {
 	return &metaPlane{front: f, groups: newGroupTable(f.server.options.RebalancingTimeout)}
@@ -40,6 +65,13 @@ func (m *metaPlane) open() {
 			return
 		}
 		m.store = store
+		if len(store.State().Users) == 0 && server.options.Cluster != nil {
+			options := &server.options
+			m.root = rootBootstrap{pending: true,
+				hash: rootPasswordHash(options.RootUsername, options.RootPassword, m.clusterSecret())}
+			m.opened()
+			return
+		}
 		if len(store.State().Users) == 0 {
 			m.createRoot()
 			return
@@ -54,15 +86,20 @@ func (m *metaPlane) open() {
 	invariant.Assert(err == nil, "front: the rebalance timer fits")
 }
 
-// createRoot creates the bootstrap root user (id 0, every right).
-func (m *metaPlane) createRoot() {
-	options := &m.front.server.options
+// rootCommand creates the bootstrap root user (id 0, every right).
+func (m *metaPlane) rootCommand(hash string) metadata.Command {
 	all := wire.AllPermissions()
 	permissions := make([]byte, all.EncodedSize())
 	all.Encode(permissions)
-	execution := &metadata.Execution{Command: metadata.Command{Kind: metadata.CreateUser,
-		Name: options.RootUsername, Secret: rootPasswordHash(options.RootUsername, options.RootPassword, m.clusterSecret()), Status: uint8(wire.UserActive),
-		HasPermissions: true, Permissions: permissions, CreatedAt: 1}}
+	return metadata.Command{Kind: metadata.CreateUser, Name: m.front.server.options.RootUsername, Secret: hash,
+		Status: uint8(wire.UserActive), HasPermissions: true, Permissions: permissions, CreatedAt: 1}
+}
+
+// createRoot creates the root user of a single node in its store.
+func (m *metaPlane) createRoot() {
+	options := &m.front.server.options
+	hash := rootPasswordHash(options.RootUsername, options.RootPassword, m.clusterSecret())
+	execution := &metadata.Execution{Command: m.rootCommand(hash)}
 	execution.Done = func(e *metadata.Execution) {
 		if e.Err != nil {
 			options.Fatal(fmt.Errorf("shard: create the root user: %w", e.Err))
@@ -83,6 +120,53 @@ func (m *metaPlane) ready() {
 	for _, c := range waiting {
 		m.run(c)
 	}
+	if m.root.pending {
+		m.proposeRoot()
+		timer, err := m.front.shard.Every(rootProposePeriod, func(time.Time) { m.proposeRoot() })
+		invariant.Assert(err == nil, "front: the root bootstrap timer fits")
+		m.root.timer, m.root.armed = timer, true
+	}
+}
+
+// proposeRoot proposes the root user unless the state holds one by now.
+// Nobody waits on the proposal: checkRoot sees its outcome in the state.
+func (m *metaPlane) proposeRoot() {
+	if m.checkRoot(); !m.root.pending {
+		return
+	}
+	command := m.rootCommand(m.root.hash)
+	m.cluster.propose(&call{code: wire.CodeCreateUser}, &command)
+}
+
+// checkRoot ends the bootstrap once the state holds the root user (id 0),
+// and stops the node when that user is not this node's root.
+func (m *metaPlane) checkRoot() {
+	if !m.root.pending {
+		return
+	}
+	options := &m.front.server.options
+	var root *metadata.User
+	for _, user := range m.store.State().Users {
+		if user != nil && user.ID == 0 {
+			root = user
+			break
+		}
+	}
+	if root == nil {
+		return
+	}
+	m.root.pending = false
+	if m.root.armed {
+		m.front.shard.Stop(m.root.timer)
+		m.root.armed = false
+	}
+	if root.Username == options.RootUsername && root.PasswordHash == m.root.hash {
+		options.Logger.Info("created the root user through the metadata group", "username", root.Username)
+		return
+	}
+	options.Fatal(fmt.Errorf("%w: this node's WHIPPET_ROOT_USERNAME/WHIPPET_ROOT_PASSWORD (%q) are not the "+
+		"credentials of the cluster's root user %q; start every node with the cluster's root credentials",
+		ErrRootCredentials, options.RootUsername, root.Username))
 }
 
 // publish makes the current state the view every shard reads, copying
@@ -93,6 +177,7 @@ func (m *metaPlane) publish(change viewChange) {
 	}
 	prev := m.front.server.view.Load()
 	m.front.server.view.Store(buildView(prev, m.store.State(), m.groups, change))
+	m.checkRoot()
 }
 
 // changeOf is what a logged command changed.

@@ -173,7 +173,12 @@ func (m *metaPlane) createTopic(c *call, view *frontView, access access, command
 // topicConfig stores resolved settings and the explicit options.
 func topicConfig(settings *wire.TopicSettings, explicit wire.Headers, base metadata.TopicConfig) metadata.TopicConfig {
 	durability, err := engine.ParseDurability(settings.Durability)
-	if err != nil {
+	switch {
+	case settings.Durability == wire.DurabilityReplicated:
+		// Acknowledged once a quorum wrote it, without a storage barrier:
+		// on a single node (a quorum of one) that is a completed write.
+		durability = engine.DurabilityWritten
+	case err != nil:
 		durability = engine.DurabilityPersisted
 	}
 	config := base

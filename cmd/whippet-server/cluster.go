@@ -14,6 +14,8 @@ import (
 type clusterView struct {
 	cluster   *shard.Cluster
 	transport *shard.ClusterNet
+	stats     *shard.ClusterStats // the groups' samples, for /metrics
+	names     []string            // node names by replica id
 }
 
 func (v clusterView) MetadataPrimary() (int, bool) { return v.cluster.MetadataPrimary() }
@@ -38,14 +40,17 @@ func startReplication(options *shard.ServerOptions, logger *slog.Logger) (shard.
 	if err != nil {
 		return nil, err
 	}
-	cluster.SetTransport(transport)
+	stats := shard.NewClusterStats(cluster, logger)
+	cluster.SetTransport(stats.Wrap(transport))
 	options.Cluster = cluster
 	names := make([]string, len(roster.Nodes))
+	nodeNames := make([]string, len(roster.Nodes))
 	for i, node := range roster.Nodes {
 		names[i] = node.Name + "=" + node.Address + "/" + node.ReplicaAddress
+		nodeNames[i] = node.Name
 	}
 	logger.Info("cluster node", "name", options.ClusterName, "replica", roster.Replica,
 		"node", roster.Nodes[roster.Replica].Name, "nodes", strings.Join(names, " "),
 		"tick", roster.Tick, "heartbeat_timeout", roster.HeartbeatTimeout)
-	return clusterView{cluster: cluster, transport: transport}, nil
+	return clusterView{cluster: cluster, transport: transport, stats: stats, names: nodeNames}, nil
 }

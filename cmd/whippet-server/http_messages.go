@@ -56,9 +56,22 @@ func (g *gateway) sendMessages(w http.ResponseWriter, r *http.Request, ctx conte
 		outgoing = append(outgoing, decoded)
 	}
 	stream, topic := streamTopic(r)
-	_, err := c.SendMessages(ctx, stream, topic, partitioning, outgoing)
-	return nil, err
+	if _, err := c.SendMessages(ctx, stream, topic, partitioning, outgoing); err != nil {
+		return nil, err
+	}
+	if g.durability != nil {
+		if reached, ok := g.durability(stream, topic); ok {
+			w.Header().Set(durabilityHeader, reached)
+		}
+	}
+	return nil, nil
 }
+
+// durabilityHeader answers a send with what its acknowledgement reached
+// (shard.Server.AckDurability): memory, written or persisted on a single
+// node, replicated or persisted in a cluster. Iggy's HTTP API names the
+// header; the TCP reply has no field for it.
+const durabilityHeader = "Iggy-Durability"
 
 // parsePartitioning reads Iggy's partitioning: balanced, partition_id
 // (value the little-endian u32, base64) or messages_key (value base64).

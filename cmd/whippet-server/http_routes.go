@@ -35,6 +35,7 @@ func (g *gateway) routes() http.Handler {
 	g.messageRoutes(mux)
 	g.groupRoutes(mux)
 	g.userRoutes(mux)
+	g.clusterRoutes(mux)
 	return g.limitBody(mux)
 }
 

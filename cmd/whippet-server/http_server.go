@@ -54,6 +54,10 @@ type gateway struct {
 	// credential reads a user's password-hash stamp and whether the user
 	// is active (shard.Server.CredentialStamp); nil skips the check.
 	credential func(userID uint32) (stamp uint64, active bool)
+	// durability names what an acknowledged send to a topic reached
+	// (shard.Server.AckDurability), for the Iggy-Durability header; nil
+	// sends no header.
+	durability func(stream, topic wire.Identifier) (string, bool)
 }
 
 // httpSession is one logged-in caller: its client and when it lapses.

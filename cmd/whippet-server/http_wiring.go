@@ -27,8 +27,9 @@ type fronts struct {
 }
 
 // startFronts starts what config enables; shards is the address the
-// shards listen on. A front that cannot listen fails the start.
-func startFronts(config *configs.Config, server *shard.Server, root configs.Credentials, logger *slog.Logger) (*fronts, error) {
+// shards listen on; view is the replication layer of a clustered node
+// (nil on a single node). A front that cannot listen fails the start.
+func startFronts(config *configs.Config, server *shard.Server, view shard.ClusterView, root configs.Credentials, logger *slog.Logger) (*fronts, error) {
 	runtime := server.Runtime()
 	f := &fronts{}
 	if config.TCP.Enabled && config.TCP.TLS.Enabled {
@@ -44,7 +45,7 @@ func startFronts(config *configs.Config, server *shard.Server, root configs.Cred
 	if !config.HTTP.Enabled {
 		return f, nil
 	}
-	if err := f.startHTTP(config, server, root, logger); err != nil {
+	if err := f.startHTTP(config, server, view, root, logger); err != nil {
 		// An operator who enabled the API relies on it (health checks,
 		// metrics): a taken address fails the start rather than leaving a
 		// broker that looks healthy to its clients and dark to its monitors.
@@ -54,13 +55,14 @@ func startFronts(config *configs.Config, server *shard.Server, root configs.Cred
 	return f, nil
 }
 
-func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, root configs.Credentials, logger *slog.Logger) error {
+func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, view shard.ClusterView, root configs.Credentials, logger *slog.Logger) error {
 	gateway, err := newGateway(shardsDialer(server.Runtime()), []byte(config.HTTP.JWT.EncodingSecret), config.HTTP.JWT.AccessTokenExpiry.Std(),
 		int64(config.HTTP.MaxRequestSize), logger)
 	if err != nil {
 		return err
 	}
 	gateway.credential = server.CredentialStamp
+	gateway.durability = server.AckDurability
 	f.gateway = gateway
 	var tlsConfig *tls.Config
 	if config.HTTP.TLS.Enabled {
@@ -75,6 +77,9 @@ func (f *fronts) startHTTP(config *configs.Config, server *shard.Server, root co
 		})
 		gateway.metrics.registry.MustRegister(&shardCollector{shards: server.Runtime().Shards()}, &latencyCollector{server: server},
 			&fileCollector{shards: server.Runtime().Shards()}, &appendCollector{server: server})
+		if clustered, ok := view.(clusterView); ok {
+			gateway.metrics.registry.MustRegister(&clusterCollector{view: clustered, names: clustered.names})
+		}
 		mux := http.NewServeMux()
 		mux.Handle("GET "+config.HTTP.Metrics.Endpoint, promhttp.HandlerFor(gateway.metrics.registry, promhttp.HandlerOpts{}))
 		mux.Handle("/", handler)

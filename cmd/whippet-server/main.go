@@ -11,7 +11,9 @@
 // cluster.nodes) over the file and WHIPPET_CLUSTER_REPLICA_ID, so that the
 // nodes of a cluster can share one configuration file.
 // The root user is created on the first start from WHIPPET_ROOT_USERNAME
-// and WHIPPET_ROOT_PASSWORD (default iggy/iggy).
+// and WHIPPET_ROOT_PASSWORD (default iggy/iggy); in a cluster it is created
+// once through the metadata group, and a node whose root credentials are
+// not the cluster's exits with code 2.
 //
 // Besides the Iggy TCP listener (tcp.address, with TLS when tcp.tls is
 // enabled), it serves Iggy's HTTP REST API, a health check at GET / and
@@ -113,10 +115,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 		return code
 	}
 	options.ConfigText = configText(*config)
-	options.Fatal = func(reason error) {
-		logger.Error("stopping: continuing is unsafe", "reason", reason.Error())
-		os.Exit(exitFatal)
-	}
+	options.Fatal = func(reason error) { stopFatal(reason, logger) }
 	backend, why := shard.BackendChoice(options.Runtime.Backend)
 	// Registered before the shards start, so a SIGTERM sent the moment the
 	// listener opens still drains gracefully instead of killing the process.
@@ -141,7 +140,7 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	if view != nil {
 		server.SetClusterView(view)
 	}
-	fronts, err := startFronts(config, server, configs.RootCredentials(environ), logger)
+	fronts, err := startFronts(config, server, view, configs.RootCredentials(environ), logger)
 	if err != nil {
 		logger.Error("start the TLS and HTTP listeners", "err", err.Error())
 		_ = server.Shutdown(context.Background()) // failing the start anyway
@@ -166,6 +165,18 @@ func serve(config *configs.Config, source string, fresh bool, environ []string, 
 	}
 	logger.Info("whippet-server stopped")
 	return exitOK
+}
+
+// stopFatal exits when continuing is unsafe: with exitConfig when this
+// node's configuration contradicts the cluster's (its root credentials),
+// else with exitFatal.
+func stopFatal(reason error, logger *slog.Logger) {
+	if errors.Is(reason, shard.ErrRootCredentials) {
+		fmt.Fprintln(os.Stderr, "whippet-server: invalid configuration:", reason)
+		os.Exit(exitConfig)
+	}
+	logger.Error("stopping: continuing is unsafe", "reason", reason.Error())
+	os.Exit(exitFatal)
 }
 
 // prepareDataPath creates the data directory, emptied first when fresh.

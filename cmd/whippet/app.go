@@ -74,7 +74,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.streamCommand(), a.topicCommand(), a.partitionCommand(), a.segmentCommand(),
 		a.messageCommand(), a.groupCommand(), a.offsetCommand(), a.userCommand(), a.tokenCommand(),
 		a.clientCommand(), a.statsCommand(), a.pingCommand(), a.meCommand(), a.contextCommand(),
-		a.loginCommand(), a.logoutCommand())
+		a.loginCommand(), a.logoutCommand(), a.clusterCommand())
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
