@@ -70,6 +70,11 @@ type metaClient struct {
 
 func dialMeta(t *testing.T, n *metaNode) *metaClient {
 	t.Helper()
+	// In a cluster the root user is created through the metadata group, so
+	// a fresh node knows it only once the group committed it.
+	waitView(t, n, "the root user is replicated", func(v *frontView) bool {
+		return v.userByName("iggy") != nil
+	})
 	conn, err := net.Dial("tcp", n.server.Addr().String())
 	if err != nil {
 		t.Fatal(err)
