@@ -120,6 +120,10 @@ func (p *Partition) flushDone() {
 	buffer.batches = buffer.batches[:0]
 	p.inflight = nil
 	p.flushPhase = flushIdle
+	if p.writeStalled {
+		p.writeStalled = false
+		p.logger.Info("log write succeeded after failures", "write_failures", p.writeFailures)
+	}
 	p.index.start()
 	p.startFlush()
 	for _, op := range p.acks {
@@ -137,11 +141,18 @@ func (p *Partition) flushDone() {
 func (p *Partition) writeFailed(err error) {
 	buffer := p.inflight
 	wrapped := fmt.Errorf("engine: write %s: %w", buffer.segment.logPath(p.options.Directory), err)
-	p.logger.Warn("log write failed", "error", wrapped, "durability", p.options.Durability.String())
-	if p.options.Durability == DurabilityMemory {
+	p.writeFailures++
+	if p.options.Durability == DurabilityMemory || p.options.RetryWrites {
+		if !p.writeStalled {
+			// Once per stall: Tick retries it every period.
+			p.logger.Warn("log write failed; retrying until it succeeds", "error", wrapped,
+				"durability", p.options.Durability.String())
+		}
+		p.writeStalled = true
 		p.flushPhase = flushStalled
 		return
 	}
+	p.logger.Warn("log write failed", "error", wrapped, "durability", p.options.Durability.String())
 	p.inflight = nil
 	p.offsetNext = p.offsetVisible
 	p.dedup.reset()
@@ -161,6 +172,9 @@ func (p *Partition) writeFailed(err error) {
 	}
 	clear(p.acks)
 }
+
+// WriteFailures counts failed log writes since the partition opened.
+func (p *Partition) WriteFailures() uint64 { return p.writeFailures }
 
 // Tick retries a stalled write; the shard calls it periodically.
 func (p *Partition) Tick() {

@@ -87,8 +87,10 @@ func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	cp := &clusterPartition{ds: ds, p: p}
 	cp.offsetOp.Done = cp.offsetDone
 	cp.syncFn = cp.synced
+	// A partition opened for a Create share is being created by a
+	// committed command; one opened at start existed before.
 	config := GroupConfig{Group: partitionGroup(p.key), Application: cp,
-		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true}
+		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true, Created: len(p.waiters) > 0}
 	ds.data.cluster.Local(ds.shard).Open(config, func(g *ClusterGroup, err error) {
 		if err == nil {
 			cp.group = g
