@@ -13,15 +13,16 @@ import (
 // the owning shard's thread; it never blocks and is not safe for
 // concurrent use.
 type Partition struct {
+	storage Storage
+	options PartitionOptions
+	logger  *slog.Logger
+	state   partitionState
+	fatal   error
+
 	// writeFailures counts failed log writes; writeStalled: the last one
 	// is still being retried (RetryWrites or DurabilityMemory).
 	writeFailures uint64
 	writeStalled  bool
-	storage       Storage
-	options       PartitionOptions
-	logger        *slog.Logger
-	state         partitionState
-	fatal         error
 
 	directory File
 	segments  []*segment
