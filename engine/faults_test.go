@@ -229,6 +229,49 @@ func TestMemoryDurabilityRetriesWrite(t *testing.T) {
 	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 9}), messages, 0)
 }
 
+// TestRetryWritesHoldsAppends: with RetryWrites a failed write under
+// DurabilityWritten is kept and retried by Tick: the append completes only
+// once the write succeeds, without an error, at the offset it was given,
+// and the next append follows it (no offset handed out twice).
+func TestRetryWritesHoldsAppends(t *testing.T) {
+	mem := enginetest.NewMemStorage(7)
+	storage := memBackend{mem}
+	options := testOptions()
+	options.Durability = engine.DurabilityWritten
+	options.RetryWrites = true
+	p := mustOpen(t, storage, options)
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	first := &engine.AppendOp{Batch: enginetest.Batch(1, enginetest.Message{Payload: []byte("held")}), Timestamp: 5}
+	done := 0
+	first.Done = func(*engine.AppendOp) { done++ }
+	if err := p.Append(first); err != nil {
+		t.Fatal(err)
+	}
+	storage.drain()
+	p.Tick()
+	storage.drain()
+	if done != 0 || p.WriteFailures() < 2 {
+		t.Fatalf("append completed %d times on a full disk after %d failed writes", done, p.WriteFailures())
+	}
+	mem.Inject = nil
+	p.Tick()
+	storage.drain()
+	if done != 1 || first.Err != nil || first.BaseOffset != 0 {
+		t.Fatalf("after the retry: done %d, err %v, offset %d", done, first.Err, first.BaseOffset)
+	}
+	second, err := appendBatch(t, storage, p, enginetest.Batch(1, enginetest.Message{Payload: []byte("next")}), 6)
+	if err != nil || second.BaseOffset != 1 {
+		t.Fatalf("next append: %v at offset %d, want 1", err, second.BaseOffset)
+	}
+	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollFirst, Count: 9}),
+		[]enginetest.Message{{Payload: []byte("held")}, {Payload: []byte("next")}}, 0)
+}
+
 // TestSyncMakesWrittenDurable: under DurabilityWritten an acknowledged
 // batch may be lost by a crash, but not after Sync completed.
 func TestSyncMakesWrittenDurable(t *testing.T) {

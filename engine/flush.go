@@ -121,6 +121,10 @@ func (p *Partition) flushDone() {
 	buffer.free() // an idle partition holds no journal memory
 	p.inflight = nil
 	p.flushPhase = flushIdle
+	if p.writeStalled {
+		p.writeStalled = false
+		p.logger.Info("log write succeeded after failures", "write_failures", p.writeFailures)
+	}
 	p.index.start()
 	p.startFlush()
 	for _, op := range p.acks {
@@ -138,11 +142,18 @@ func (p *Partition) flushDone() {
 func (p *Partition) writeFailed(err error) {
 	buffer := p.inflight
 	wrapped := fmt.Errorf("engine: write %s: %w", buffer.segment.logPath(p.options.Directory), err)
-	p.logger.Warn("log write failed", "error", wrapped, "durability", p.options.Durability.String())
-	if p.options.Durability == DurabilityMemory {
+	p.writeFailures++
+	if p.options.Durability == DurabilityMemory || p.options.RetryWrites {
+		if !p.writeStalled {
+			// Once per stall: Tick retries it every period.
+			p.logger.Warn("log write failed; retrying until it succeeds", "error", wrapped,
+				"durability", p.options.Durability.String())
+		}
+		p.writeStalled = true
 		p.flushPhase = flushStalled
 		return
 	}
+	p.logger.Warn("log write failed", "error", wrapped, "durability", p.options.Durability.String())
 	p.inflight = nil
 	p.offsetNext = p.offsetVisible
 	p.dedup.reset()
@@ -168,8 +179,11 @@ func (p *Partition) writeFailed(err error) {
 // later, until the next Append. A shard with thousands of partitions
 // ticks only those that appended since they last settled.
 func (p *Partition) Settled() bool {
-	return p.flushPhase == flushIdle && p.pending.empty()
+	return p.flushPhase == flushIdle && p.pending.empty() && !p.writeStalled
 }
+
+// WriteFailures counts failed log writes since the partition opened.
+func (p *Partition) WriteFailures() uint64 { return p.writeFailures }
 
 // Tick retries a stalled write; the shard calls it periodically.
 func (p *Partition) Tick() {

@@ -58,6 +58,13 @@ type PartitionOptions struct {
 	// 512-byte multiple in [1 MiB, 1 GiB].
 	SegmentBytes int64
 	Durability   Durability
+	// RetryWrites keeps a failed log write (ENOSPC, EIO) and retries it at
+	// every Tick, as DurabilityMemory does, instead of failing its appends
+	// and handing their offsets out again: appends wait (the buffers fill
+	// and Append reports ErrJournalFull), none is dropped. Replicated
+	// partitions use it: an entry the cluster committed must never be
+	// skipped on one replica.
+	RetryWrites bool
 	// JournalBytes is the initial size of each write buffer (0: 4 MiB).
 	JournalBytes int
 	// ReadBytes is the size of one disk read of a poll (0: 1 MiB).

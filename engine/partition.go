@@ -19,6 +19,11 @@ type Partition struct {
 	state   partitionState
 	fatal   error
 
+	// writeFailures counts failed log writes; writeStalled: the last one
+	// is still being retried (RetryWrites or DurabilityMemory).
+	writeFailures uint64
+	writeStalled  bool
+
 	directory File
 	segments  []*segment
 	// offsetNext is the next offset to assign; offsetVisible is one past the

@@ -81,6 +81,16 @@ type Cluster struct {
 	data        *Data // the groups' storage and the partitions they replicate
 
 	metadataPrimary atomic.Int64 // -1: none known (group 0 not normal)
+
+	// intact: this node cannot have held a group its metadata creates now.
+	// True when the metadata group's journal was found at start, or, when
+	// it started empty (a new or wiped node), once its replica is normal
+	// and applied the head it had then (caughtUpOp): every command this
+	// node may have applied before it lost its state is below that head.
+	// A group created while intact is new here (vsr.New); before, it may
+	// be one this node held, so it recovers (vsr.Open of empty state).
+	intact     atomic.Bool
+	caughtUpOp uint64 // 0: not yet normal; shard 0 only
 }
 
 // ClusterShard is one shard's part of the host: the groups it hosts.

@@ -55,6 +55,12 @@ type GroupConfig struct {
 	// Batch lets one entry carry several requests of this node: the
 	// application then sees several entries with the same op.
 	Batch bool
+	// Created: the group is being created by a committed command this
+	// node applies now. With the node's metadata state intact, an empty
+	// journal then means the group is new here and it starts at once;
+	// otherwise an empty journal may be lost state and the replica
+	// recovers first (vsr doc.go, Fresh replicas).
+	Created bool
 }
 
 // ClusterGroup is one group on its shard: a vsr replica, its journal, the
@@ -71,6 +77,7 @@ type ClusterGroup struct {
 	// directory holds the journal; destroy removes it once closed.
 	directory string
 	destroy   bool
+	created   bool // GroupConfig.Created
 
 	busy bool // a Ready is executing: no Step or Tick
 	// held is a RequestState waiting for the application's applies to
@@ -130,7 +137,8 @@ func (cs *ClusterShard) Open(config GroupConfig, done func(*ClusterGroup, error)
 		done(nil, fmt.Errorf("shard: %d replication groups on one shard", len(cs.groups)))
 		return
 	}
-	g := &ClusterGroup{shard: cs, id: config.Group, app: config.Application, sync: config.Sync, state: vsrGroupOpening}
+	g := &ClusterGroup{shard: cs, id: config.Group, app: config.Application, sync: config.Sync, state: vsrGroupOpening,
+		created: config.Created}
 	g.persistedFn = g.persisted
 	g.restoredFn = g.restored
 	g.appliedFn = g.applied
@@ -178,9 +186,22 @@ func (g *ClusterGroup) start(loaded groupLoaded) error {
 		Replica: c.options.Replica, JournalSlotCount: clusterJournalSlotCount, PipelineLen: clusterPipelineLen,
 		ClientsMax: clusterClientsMax, Rand: rand.New(rand.NewPCG(c.seed, g.id)), Snapshotter: g,
 		Timeouts: c.timeouts, EagerCommit: true, AppliedOp: applied}
-	replica, err := vsr.Open(config, hard, loaded.slots)
+	fresh := loaded.empty()
+	if g.id == MetaGroup {
+		c.intact.Store(!fresh)
+	}
+	var replica *vsr.Replica
+	if fresh && g.created && c.intact.Load() {
+		replica, err = vsr.New(config)
+	} else {
+		replica, err = vsr.Open(config, hard, loaded.slots)
+	}
 	if err != nil {
 		return err
+	}
+	if fresh {
+		c.logger.Info("shard: replication group starts on an empty journal", "group", g.id,
+			"status", replica.Status().String())
 	}
 	g.replica = replica
 	g.viewDurable = [3]uint32{hard.View, hard.LogView, hard.VoteView}
@@ -398,11 +419,32 @@ func (g *ClusterGroup) restored(err error) {
 func (g *ClusterGroup) applied() {
 	invariant.Assert(g.busy, "a batch ends once")
 	g.busy, g.ready = false, nil
+	if g.id == MetaGroup {
+		g.noteCaughtUp()
+	}
 	if g.state == vsrGroupClosing {
 		g.closeJournal()
 		return
 	}
 	g.kick()
+}
+
+// noteCaughtUp makes the node intact once its metadata replica, started
+// on an empty journal, is normal and applied the head it had when it
+// first was: groups created by later commands are new to this node.
+func (g *ClusterGroup) noteCaughtUp() {
+	c := g.shard.cluster
+	if c.intact.Load() || g.replica.Status() != vsr.StatusNormal {
+		return
+	}
+	if c.caughtUpOp == 0 {
+		c.caughtUpOp = max(g.replica.Op(), 1)
+	}
+	if g.replica.CommitMin() >= c.caughtUpOp || g.replica.Op() == 0 {
+		c.intact.Store(true)
+		c.logger.Info("shard: metadata caught up; groups created from now on are new here",
+			"op", g.replica.CommitMin())
+	}
 }
 
 // routeReply passes vsr's answer to a request to the node that made it

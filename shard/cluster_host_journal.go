@@ -34,3 +34,20 @@ type groupLoaded struct {
 // storage and calls done once, on the shard.
 type groupJournalOpener func(sh *Shard, storage *Storage, directory string, slotCount int,
 	done func(groupJournal, groupLoaded, error))
+
+// empty reports whether nothing was ever persisted for the group: no hard
+// state, no application record, no journal slot. A journal created now and
+// one whose directory was wiped look the same.
+func (l *groupLoaded) empty() bool {
+	if len(l.hardState) > 0 || len(l.app) > 0 {
+		return false
+	}
+	for _, slot := range l.slots {
+		for _, b := range slot {
+			if b != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -100,6 +100,9 @@ type clusterPartition struct {
 	syncFn     func(error)
 
 	restore *partitionRestore // waiting for the writes in flight
+
+	// failed: an engine error on a committed append; the apply is held.
+	failed error
 }
 
 // partitionGroup is the group id of a partition.
@@ -112,8 +115,10 @@ func (ds *DataShard) openCluster(p *dataPartition, done func(error)) {
 	cp.offsetOp.Done = cp.offsetDone
 	cp.maintenanceOp.Done = cp.maintenanceDone
 	cp.syncFn = cp.synced
+	// A partition opened for a Create share is being created by a
+	// committed command; one opened at start existed before.
 	config := GroupConfig{Group: partitionGroup(p.key), Application: cp,
-		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true}
+		Sync: p.config.Durability == engine.DurabilityPersisted, Batch: true, Created: len(p.waiters) > 0}
 	ds.data.cluster.Local(ds.shard).Open(config, func(g *ClusterGroup, err error) {
 		if err == nil {
 			cp.group = g
@@ -256,7 +261,7 @@ func (cp *clusterPartition) resume() {
 		return
 	}
 	cp.resuming = true
-	for cp.index < len(cp.entries) {
+	for cp.index < len(cp.entries) && cp.failed == nil {
 		entry := &cp.entries[cp.index]
 		if cp.claimed == nil {
 			cp.claimed = cp.group.Claim(entry)
@@ -268,6 +273,12 @@ func (cp *clusterPartition) resume() {
 		cp.claimed = nil
 		cp.appliedOp = entry.Op
 		cp.index++
+	}
+	if cp.failed != nil {
+		// Held: the group's batch never ends, so this replica neither
+		// applies nor acknowledges more of the partition.
+		cp.waiting, cp.resuming = true, false
+		return
 	}
 	cp.waiting, cp.resuming = false, false
 	done := cp.done
@@ -347,6 +358,11 @@ func (cp *clusterPartition) applyAppend(entry *vsr.Entry) bool {
 		if errors.Is(err, engine.ErrJournalFull) || errors.Is(err, engine.ErrBusy) {
 			return false
 		}
+		if !errors.Is(err, engine.ErrInvalidBatch) {
+			// Not the same on every replica: skipping it would leave a hole.
+			cp.appendFailed(err)
+			return false
+		}
 		cp.reject(err)
 		return true
 	}
@@ -376,18 +392,35 @@ func (cp *clusterPartition) takeAppendOp() *clusterAppend {
 
 // appendDone answers this node's request with what the engine stored.
 func (cp *clusterPartition) appendDone(op *clusterAppend) {
+	if op.Err != nil {
+		cp.appendFailed(op.Err)
+	}
 	if claimed := op.claimed; claimed != nil {
 		op.claimed = nil
 		claimed.BaseOffset, claimed.Messages, claimed.Err = op.BaseOffset, op.Count, op.Err
+		if op.Err != nil {
+			// The entry committed: other replicas hold it.
+			claimed.Err = ErrClusterOutcomeUnknown
+		}
 		cp.ds.complete(claimed)
-	} else if op.Err != nil {
-		cp.ds.data.logger.Error("shard: replicated append failed", "partition", cp.p.key.String(), "err", op.Err.Error())
-	}
-	if engine.IsFatal(op.Err) {
-		cp.ds.data.fail(cp.ds.shard, op.Err)
 	}
 	cp.appendFree = append(cp.appendFree, op)
 	cp.appended()
+}
+
+// appendFailed handles an engine error on a committed append. The engine
+// retries failed writes itself (RetryWrites), so what reaches here is not
+// a full disk but a fatal or unexpected error: the entry cannot be
+// applied, and applying later ones would leave a hole and shift offsets.
+// The apply stops for good (failed) and the node stops; the group's other
+// replicas hold the entry, and a restart re-applies it from the mark.
+func (cp *clusterPartition) appendFailed(err error) {
+	if cp.failed == nil {
+		cp.failed = err
+		cp.ds.data.logger.Error("shard: replicated append failed; the partition stops applying",
+			"partition", cp.p.key.String(), "err", err.Error())
+	}
+	cp.ds.data.fail(cp.ds.shard, fmt.Errorf("shard: replicated append on %s: %w", cp.p.key.String(), err))
 }
 
 // appended counts a finished append (this node's or another's) and resumes

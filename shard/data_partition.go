@@ -302,6 +302,7 @@ func (ds *DataShard) partitionOptions(key PartitionKey, config PartitionConfig) 
 		PartitionID:       key.Partition,
 		SegmentBytes:      config.SegmentBytes,
 		Durability:        durability,
+		RetryWrites:       ds.data.cluster != nil, // a committed entry is never skipped
 		JournalBytes:      ds.data.options.JournalBytes,
 		DedupCount:        config.DedupCount,
 		DedupWindowMicros: config.DedupWindowMicros,

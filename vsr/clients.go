@@ -112,13 +112,19 @@ type HardState struct {
 	VoteView       uint32 // highest view this replica sent a DoViewChange for
 	Commit         uint64
 	CommitChecksum uint32
-	Clients        []ClientSession // owned by the replica until the next Step or Tick
+	// Recovering: the replica was recovering when this was written; its
+	// log is not known complete, so a restart recovers again.
+	Recovering bool
+	Clients    []ClientSession // owned by the replica until the next Step or Tick
+	// written is set by DecodeHardState: a hard state read back was
+	// written once, so the replica is not empty (Open's fresh rule).
+	written bool
 }
 
 // ErrHardState reports a superblock that fails its checksum or framing.
 var ErrHardState = errors.New("vsr: hard state corrupt")
 
-const hardStateFixedBytes = 4 + 4 + 4 + 4 + 8 + 4
+const hardStateFixedBytes = 4 + 4 + 4 + 4 + 8 + 4 + 4
 
 // AppendBinary encodes the hard state (layout in doc.go) onto dst.
 func (hs HardState) AppendBinary(dst []byte) ([]byte, error) {
@@ -129,6 +135,11 @@ func (hs HardState) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.LittleEndian.AppendUint32(dst, hs.VoteView)
 	dst = binary.LittleEndian.AppendUint64(dst, hs.Commit)
 	dst = binary.LittleEndian.AppendUint32(dst, hs.CommitChecksum)
+	flags := uint32(0)
+	if hs.Recovering {
+		flags |= hardStateRecovering
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, flags)
 	dst = appendClients(dst, hs.Clients)
 	binary.LittleEndian.PutUint32(dst[start:], checksum(dst[start+4:]))
 	return dst, nil
@@ -150,6 +161,12 @@ func DecodeHardState(src []byte) (HardState, error) {
 	hs.VoteView = le.Uint32(src[12:])
 	hs.Commit = le.Uint64(src[16:])
 	hs.CommitChecksum = le.Uint32(src[24:])
+	flags := le.Uint32(src[28:])
+	if flags&^hardStateRecovering != 0 {
+		return HardState{}, ErrHardState
+	}
+	hs.Recovering = flags&hardStateRecovering != 0
+	hs.written = true
 	rows, rest, err := decodeClients(src[hardStateFixedBytes:], nil)
 	if err != nil || len(rest) != 0 {
 		return HardState{}, ErrHardState
@@ -158,12 +175,16 @@ func DecodeHardState(src []byte) (HardState, error) {
 	return hs, nil
 }
 
+// hardStateRecovering is the HardState flag bit of Recovering.
+const hardStateRecovering = 1 << 0
+
 func (r *Replica) hardState() HardState {
+	recovering := r.status == StatusRecovering
 	if r.commitUnknown {
 		hs := r.durable
-		hs.View, hs.LogView, hs.VoteView = r.view, r.logView, r.voteView
+		hs.View, hs.LogView, hs.VoteView, hs.Recovering = r.view, r.logView, r.voteView, recovering
 		return hs
 	}
 	return HardState{View: r.view, LogView: r.logView, VoteView: r.voteView, Commit: r.commitMin,
-		CommitChecksum: r.commitChecksum, Clients: r.clients.rows}
+		CommitChecksum: r.commitChecksum, Recovering: recovering, Clients: r.clients.rows}
 }

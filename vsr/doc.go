@@ -72,6 +72,52 @@
 // n-quorum+1 replicas arrived (never a view below one it voted in,
 // HardState.VoteView), repairs or transfers state, and only then votes and
 // acknowledges again. Open's own decisions become the first batch.
+// A replica that persisted its adopted view mid-recovery writes
+// HardState.Recovering, so a restart recovers again instead of trusting a
+// log it never completed.
+//
+// # Fresh replicas
+//
+// Empty durable state (no hard state ever written, no journal slot) looks
+// the same whether the replica never ran or its data directory was wiped
+// or replaced, and a wiped replica may have acknowledged prepares that
+// committed. So Open of empty state recovers; only New, for a replica its
+// caller knows never held state for the group, starts at once. A peer
+// answers Recovery with flags in the RecoveryResponse request field: bit 0
+// "fresh" (it holds nothing: op 0, log view 0, never voted, no known
+// commit; a recovering replica only if it too started empty), bit 1 "not
+// normal" (it recovers or changes view: its answer names no view or head),
+// bit 2 "view zero" (it never voted and its log view is 0; op, context
+// and commit are then its own head and commit point). With n replicas,
+// quorum q and f = (n-1)/2, a recovering empty replica:
+//
+//   - starts fresh at view 0 once n-q+1+max(f-1, 0) peers answered fresh
+//     (for n = 3 both others, for n = 5 all four). Why: an op commits with
+//     q acknowledgements. If k fresh answers are true, at most n-k
+//     replicas (itself included) ever acknowledged, fewer than q when
+//     k ≥ n-q+1. But a fresh answer may come from another wiped replica;
+//     with this one wiped, at most f-1 others can be within the fault
+//     model, hence the f-1 extra answers. Being possibly the view-0
+//     primary that sealed prepares still in flight, it never seals in view
+//     0 again: as view-0 primary it starts view 1 instead.
+//   - adopts the primary's view and head as any recovering replica, with
+//     n-q+1 normal answers, or n-q+1+max(f-1, 0) normal or fresh ones (a
+//     replica that never voted is in no view-change quorum, so the
+//     normal ones still meet every such quorum).
+//   - adopts view 0's longest log once every other replica answered "view
+//     zero": no view change ever completed (it needs q votes, and only this
+//     replica may have voted before it lost its state), so view 0's log is
+//     the group's, and each committed op is held by some other replica.
+//
+// Consequences for the caller. The first boot of a group whose replicas
+// all start empty needs every replica up for n = 3 (both others must
+// answer): until then no replica votes. A group created at run time on a
+// node whose own state is intact (the command creating it committed after
+// this node's state was last found, so the node cannot have held the
+// group before) is opened with New: it serves at once even with a replica
+// down, and a replica that never held it catches up by repair. A wiped
+// node learns the metadata log first and then recovers every group it
+// recreates while replaying, through the rules above.
 //
 // # State transfer
 //
@@ -117,7 +163,10 @@
 //	StartView        op, context = head checksum, commit
 //	RequestStartView view
 //	Recovery         nonce
-//	RecoveryResponse nonce; from the primary also op, context, commit
+//	RecoveryResponse nonce; request = flags (bit 0 fresh, bit 1 not
+//	                 normal, bit 2 view zero: see Fresh replicas); from
+//	                 the primary, or with view zero, also op, context,
+//	                 commit
 //	RequestPrepares  op, context = wanted checksum, commit = lowest op wanted
 //	PreparesEvicted  op
 //	RequestState     op = requester's commit point, commit = snapshot op
@@ -131,8 +180,8 @@
 // A journal entry is the Prepare message exactly as the primary sealed it;
 // slot = op mod JournalSlotCount. An erased slot is zeros. The encoded
 // HardState (superblock) is: u32 CRC-32C of the rest, u32 view, u32 log
-// view, u32 vote view, u64 commit, u32 commit checksum, then the client
-// table as in State.
+// view, u32 vote view, u64 commit, u32 commit checksum, u32 flags (bit 0
+// recovering), then the client table as in State.
 //
 // # Invariants (checked after every Step and Tick)
 //

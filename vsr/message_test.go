@@ -92,14 +92,15 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestHardStateRoundTrip(t *testing.T) {
-	hs := HardState{View: 7, LogView: 6, VoteView: 7, Commit: 99, CommitChecksum: 0xabcdef,
+	hs := HardState{View: 7, LogView: 6, VoteView: 7, Commit: 99, CommitChecksum: 0xabcdef, Recovering: true,
 		Clients: []ClientSession{{1, 2, 3}, {4, 5, 6}}}
 	buf, _ := hs.AppendBinary(nil)
 	got, err := DecodeHardState(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.View != 7 || got.LogView != 6 || got.VoteView != 7 || got.Commit != 99 || got.CommitChecksum != 0xabcdef {
+	if got.View != 7 || got.LogView != 6 || got.VoteView != 7 || got.Commit != 99 || got.CommitChecksum != 0xabcdef ||
+		!got.Recovering || !got.written {
 		t.Fatalf("got %+v", got)
 	}
 	if len(got.Clients) != 2 || got.Clients[1] != (ClientSession{4, 5, 6}) {

@@ -21,7 +21,29 @@ type recoveryState struct {
 	havePrimary     bool
 	adopted         bool
 	progress        uint64 // chainLow at the last recovery timeout
+	// fresh holds the peers that answered they hold nothing (never
+	// acknowledged a prepare nor joined a view change); viewZero those that
+	// answered their log is still the one of view 0 (never voted, log view
+	// 0), with the longest such log in zeroOp, zeroChecksum, zeroPeer.
+	fresh        uint32
+	viewZero     uint32
+	zeroOp       uint64
+	zeroChecksum uint32
+	zeroCommit   uint64
+	zeroPeer     uint8
 }
+
+// RecoveryResponse flags, in the header's request field.
+const (
+	// recoveryFresh: the sender holds nothing (isFresh).
+	recoveryFresh uint64 = 1 << 0
+	// recoveryNotNormal: the sender is itself recovering; its answer names
+	// no view or head and does not count towards adopting one.
+	recoveryNotNormal uint64 = 1 << 1
+	// recoveryViewZero: the sender never voted and its log view is 0; op,
+	// context and commit are its own head and commit point.
+	recoveryViewZero uint64 = 1 << 2
+)
 
 // Open returns a replica restarted from its durable state: the hard state
 // last persisted and the raw bytes of every journal slot (nil or zeros for a
@@ -29,7 +51,17 @@ type recoveryState struct {
 // corrupted sectors, put the replica into recovery: it may have lost
 // prepares it acknowledged, so it learns the log from a quorum before it
 // votes again. An intact journal lets it rejoin at once in its durable view.
+//
+// Empty durable state (zero HardState, no slot written, AppliedOp 0) is
+// taken for lost state: a replica whose data was wiped looks exactly like
+// one that never ran. It recovers, and starts fresh at view 0 only when
+// enough peers answer that they hold nothing (see doc.go, "Fresh
+// replicas"). New is for a replica its caller knows never held anything.
 func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
+	return open(cfg, hs, slots, false)
+}
+
+func open(cfg Config, hs HardState, slots [][]byte, known bool) (*Replica, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
@@ -76,6 +108,11 @@ func Open(cfg Config, hs HardState, slots [][]byte) (*Replica, error) {
 			r.journal.erase(s.op)
 			r.ready.Writes = append(r.ready.Writes, Write{Slot: i, Op: s.op})
 		}
+	}
+	r.fresh = !hs.written && hs.View == 0 && hs.Commit == 0 && len(hs.Clients) == 0 && cfg.AppliedOp == 0 &&
+		r.op == 0 && len(r.damagedSlots) == 0
+	if (r.fresh && !known && r.count > 1) || hs.Recovering {
+		damaged = true
 	}
 	r.openStatus(damaged)
 	// What Open decided (erasures, replayed commits, messages) becomes the
@@ -175,14 +212,46 @@ func (r *Replica) startRecovery() {
 	r.broadcast(&recovery)
 }
 
-// onRecovery answers a recovering peer; the primary adds its log head.
+// isFresh reports whether this replica holds nothing: its log is empty
+// and was never cut (log view 0: no view change completed here, so nothing
+// acknowledged was truncated), it never voted (DoViewChange) and knows of no
+// commit. It may have started view changes that never completed. A
+// recovering replica qualifies only when it started from empty state: a
+// damaged one may have lost what it acknowledged.
+func (r *Replica) isFresh() bool {
+	if r.voteView != 0 || r.logView != 0 || r.op != 0 || r.commitMax != 0 {
+		return false
+	}
+	return r.status != StatusRecovering || r.fresh
+}
+
+// viewZero reports whether this replica's log is still the one of view 0:
+// it never voted and no view change completed here. Its log may miss ops
+// (damaged, or lagging), but holds no op of another view.
+func (r *Replica) viewZero() bool { return r.voteView == 0 && r.logView == 0 }
+
+// IsFresh reports whether the replica holds nothing (see isFresh).
+func (r *Replica) IsFresh() bool { return r.isFresh() }
+
+// onRecovery answers a recovering peer; the primary adds its log head, and
+// a replica that holds nothing says so, even while it recovers itself.
 func (r *Replica) onRecovery(h *Header) {
-	if r.status != StatusNormal || h.Replica == r.replica {
+	viewZero := r.viewZero()
+	if (r.status != StatusNormal && !viewZero) || h.Replica == r.replica {
 		return
 	}
 	response := r.header(CommandRecoveryResponse)
 	response.Nonce = h.Nonce
-	if r.IsPrimary() {
+	if r.isFresh() {
+		response.Request |= recoveryFresh
+	}
+	if r.status != StatusNormal {
+		response.Request |= recoveryNotNormal
+	}
+	if viewZero {
+		response.Request |= recoveryViewZero
+		response.Op, response.Context, response.Commit = r.op, r.opChecksum, r.commitMax
+	} else if r.IsPrimary() {
 		response.Op = r.op
 		response.Context = r.opChecksum
 		response.Commit = r.commitMax
@@ -199,8 +268,31 @@ func (r *Replica) onRecoveryResponse(h *Header) {
 	if r.status != StatusRecovering || h.Nonce != rec.nonce || rec.adopted {
 		return
 	}
-	rec.from |= 1 << h.Replica
-	rec.viewMax = max(rec.viewMax, h.View)
+	need := int(r.count) - r.quorum + 1
+	// A peer that says it holds nothing may itself have been wiped: a
+	// fresh answer counts only where f-1 of them could be false (doc.go).
+	needFresh := need + max(int(r.count-1)/2-1, 0)
+	if h.Request&recoveryFresh != 0 {
+		rec.fresh |= 1 << h.Replica
+		if r.fresh && r.isFresh() && r.view == 0 && countBits(rec.fresh) >= needFresh {
+			r.startFresh()
+			return
+		}
+	}
+	if h.Request&recoveryViewZero != 0 && r.fresh && r.view == 0 && r.isFresh() && r.onViewZero(h) {
+		return
+	}
+	if h.Request&recoveryNotNormal == 0 {
+		rec.from |= 1 << h.Replica
+		rec.viewMax = max(rec.viewMax, h.View)
+	}
+	answered := countBits(rec.from) >= need || countBits(rec.from|rec.fresh) >= needFresh
+	if h.Request&recoveryNotNormal != 0 {
+		if answered && rec.havePrimary && rec.primaryView == rec.viewMax {
+			r.adopt()
+		}
+		return
+	}
 	if h.Replica == r.primaryIndex(h.View) && r.contradicts(h.Op, h.Context) {
 		return
 	}
@@ -211,10 +303,15 @@ func (r *Replica) onRecoveryResponse(h *Header) {
 		rec.primaryChecksum = h.Context
 		rec.primaryCommit = h.Commit
 	}
-	need := int(r.count) - r.quorum + 1
-	if countBits(rec.from) < need || !rec.havePrimary || rec.primaryView != rec.viewMax {
+	if !answered || !rec.havePrimary || rec.primaryView != rec.viewMax {
 		return
 	}
+	r.adopt()
+}
+
+// adopt takes the view and head the primary reported and starts repair.
+func (r *Replica) adopt() {
+	rec := &r.recovery
 	// A view this replica only started (StartViewChange) promised nothing,
 	// and may never have happened; one it voted in, or had a complete log
 	// in, it must not go below.
@@ -232,16 +329,77 @@ func (r *Replica) onRecoveryResponse(h *Header) {
 	r.repair()
 }
 
+// onViewZero records an answer from a peer whose log is view 0's. Once
+// every other replica answered so, no view change ever completed (one
+// needs a quorum of votes, and only this replica may have voted before it
+// lost its state), so view 0's log is the group's: every committed op is
+// in the longest of those logs (a quorum, so some other replica, holds
+// it). The replica adopts that log in view 0, or starts fresh when it is
+// empty. It reports whether recovery ended or was adopted.
+func (r *Replica) onViewZero(h *Header) bool {
+	rec := &r.recovery
+	rec.viewZero |= 1 << h.Replica
+	if rec.viewZero == 1<<h.Replica || h.Op > rec.zeroOp {
+		rec.zeroOp, rec.zeroChecksum, rec.zeroCommit, rec.zeroPeer = h.Op, h.Context, h.Commit, h.Replica
+	}
+	if countBits(rec.viewZero) < int(r.count)-1 {
+		return false
+	}
+	if rec.zeroOp == 0 {
+		r.startFresh()
+		return true
+	}
+	rec.adopted = true
+	r.hardChanged = true
+	r.commitMax = max(r.commitMax, rec.zeroCommit)
+	r.repairPeer = int(rec.zeroPeer)
+	r.setHead(rec.zeroOp, rec.zeroChecksum)
+	rec.progress = r.chainLow
+	r.repair()
+	return true
+}
+
+// startFresh ends the recovery of a replica that started from empty state
+// once n-quorum+1 peers answered that they hold nothing: with at most
+// quorum-1 replicas (itself included) that may ever have acknowledged a
+// prepare, no op can have committed, so view 0 with an empty log is the
+// group's state, as for New.
+func (r *Replica) startFresh() {
+	invariant.Assert(r.fresh && r.isFresh(), "only a replica that holds nothing starts fresh")
+	invariant.Assert(r.status == StatusRecovering, "a fresh start ends a recovery")
+	r.recovery = recoveryState{}
+	r.stopAll()
+	if r.IsPrimary() {
+		// It may have sealed prepares in view 0 before it lost its state,
+		// some maybe still in flight: it never seals in view 0 again.
+		r.status = StatusViewChange
+		r.startViewChange(1)
+		return
+	}
+	r.becomeBackup()
+}
+
 // finishRecovery runs once the adopted log is complete: the replica is a
 // backup again and may vote.
 func (r *Replica) finishRecovery() {
 	invariant.Assert(r.complete(), "recovery ends on a complete log")
-	invariant.Assert(!r.IsPrimary(), "a recovering replica learned the head from another primary")
-	r.becomeBackup()
-	r.logView = r.view
-	r.hardChanged = true
-	r.commitTo(r.commitMax)
-	r.sendPrepareOK()
+	if r.IsPrimary() {
+		// Only a view-0 log adopted from peers (onViewZero) makes the
+		// replica primary of the adopted view; having lost what it sealed
+		// there, it must not seal again in view 0: it completes its log in
+		// view 0 and starts view 1.
+		invariant.Assert(r.view == 0, "a recovering replica learned the head from another primary")
+		r.status = StatusViewChange
+		r.logView = r.view
+		r.commitTo(r.commitMax)
+		r.startViewChange(r.view + 1)
+	} else {
+		r.becomeBackup()
+		r.logView = r.view
+		r.hardChanged = true
+		r.commitTo(r.commitMax)
+		r.sendPrepareOK()
+	}
 	// The damage is repaired: erase what repair did not overwrite, so a
 	// later restart does not take this old damage for a new loss.
 	for _, index := range r.damagedSlots {

@@ -183,6 +183,9 @@ type Replica struct {
 	repairPeer int
 	attempts   uint32 // view changes or recovery rounds since the last normal status
 	recovery   recoveryState
+	// fresh: the replica started from empty durable state (New, or Open
+	// of nothing); see isFresh.
+	fresh bool
 	// damagedSlots are journal slots Open found torn or corrupt.
 	damagedSlots []int
 	// carry keeps the batch Open built for the first Step or Tick.
@@ -200,9 +203,12 @@ type Replica struct {
 	dropped   uint64 // messages not emitted because a batch was full
 }
 
-// New returns a replica of a fresh group: view 0, empty journal.
+// New returns a replica its caller knows never held state for this group
+// (the group is new to it): view 0, empty journal, normal at once. A
+// replica whose state may have been lost (a wiped or replaced data
+// directory looks new) must start with Open instead.
 func New(cfg Config) (*Replica, error) {
-	r, err := Open(cfg, HardState{}, nil)
+	r, err := open(cfg, HardState{}, nil, true)
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,11 @@ func (r *Replica) onRequestState(h *Header) {
 	if h.Replica == r.replica || r.commitMin <= h.Op || r.cfg.Snapshotter == nil || r.commitUnknown {
 		return
 	}
+	if r.appliedOp != r.commitMin {
+		// Ops committed in this batch (say, replayed by Open) are not
+		// applied yet: the snapshot would miss them. The requester retries.
+		return
+	}
 	served := &r.served
 	offset := h.Nonce
 	if h.Commit == 0 || h.Commit != served.op {

@@ -53,9 +53,9 @@ func replay(seed uint64) int {
 }
 
 func printResult(res sim.Result) {
-	fmt.Printf("seed %d: ticks=%d commits=%d replies=%d views=%d crashes=%d crashes_before_apply=%d restarts=%d torn=%d corrupt=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d hash=%016x\n",
+	fmt.Printf("seed %d: ticks=%d commits=%d replies=%d views=%d crashes=%d crashes_before_apply=%d restarts=%d torn=%d corrupt=%d wiped=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d hash=%016x\n",
 		res.Seed, res.Ticks, res.Commits, res.Replies, res.ViewChanges, res.Crashes, res.CrashesBeforeApply, res.Restarts,
-		res.TornWrites, res.Corruptions, res.Partitions, res.StateTransfers, res.PacketsSent,
+		res.TornWrites, res.Corruptions, res.Wipes, res.Partitions, res.StateTransfers, res.PacketsSent,
 		res.PacketsDropped, res.Duplicated, res.Hash)
 }
 
@@ -80,6 +80,7 @@ func runMany(first, count uint64, verbose bool) int {
 		total.Restarts += res.Restarts
 		total.TornWrites += res.TornWrites
 		total.Corruptions += res.Corruptions
+		total.Wipes += res.Wipes
 		total.Partitions += res.Partitions
 		total.StateTransfers += res.StateTransfers
 		total.PacketsSent += res.PacketsSent
@@ -87,9 +88,9 @@ func runMany(first, count uint64, verbose bool) int {
 		total.Duplicated += res.Duplicated
 	}
 	fmt.Printf("%d seeds from %d: %d passed, %d failed\n", count, first, count-uint64(failed), failed)
-	fmt.Printf("totals: ticks=%d commits=%d replies=%d views=%d crashes=%d crashes_before_apply=%d restarts=%d torn=%d corrupt=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d\n",
+	fmt.Printf("totals: ticks=%d commits=%d replies=%d views=%d crashes=%d crashes_before_apply=%d restarts=%d torn=%d corrupt=%d wiped=%d partitions=%d state_transfers=%d packets=%d dropped=%d duplicated=%d\n",
 		total.Ticks, total.Commits, total.Replies, total.ViewChanges, total.Crashes, total.CrashesBeforeApply, total.Restarts,
-		total.TornWrites, total.Corruptions, total.Partitions, total.StateTransfers, total.PacketsSent,
+		total.TornWrites, total.Corruptions, total.Wipes, total.Partitions, total.StateTransfers, total.PacketsSent,
 		total.PacketsDropped, total.Duplicated)
 	if failed > 0 {
 		return 1

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/whippetio/whippet/vsr"
+import (
+	"slices"
+
+	"github.com/whippetio/whippet/vsr"
+)
 
 // injectFaults draws this tick's crashes, restarts and partitions from the
 // fault stream.
@@ -8,7 +12,7 @@ func (c *Cluster) injectFaults() {
 	for i := range c.nodes {
 		n := &c.nodes[i]
 		if n.up {
-			if c.faults.Float64() < c.opts.CrashProbability {
+			if c.faults.Float64() < c.opts.CrashProbability && c.crashAllowed(i) {
 				c.Crash(i)
 			}
 			continue
@@ -16,6 +20,9 @@ func (c *Cluster) injectFaults() {
 		n.downFor++
 		if c.faults.Float64() < c.opts.RestartProbability {
 			corrupt := c.faults.Float64() < c.opts.CorruptProbability
+			if c.faults.Float64() < c.opts.WipeProbability {
+				c.Wipe(i)
+			}
 			c.Restart(i, corrupt)
 		}
 	}
@@ -65,6 +72,35 @@ func (c *Cluster) Restart(nodeIndex int, corrupt bool) {
 	}
 	c.restarts++
 	c.startNode(nodeIndex)
+}
+
+// Wipe replaces a crashed node's storage with nothing, as a lost or
+// replaced data directory, when the fault budget allows: the node comes
+// back with no journal, superblock or application state.
+func (c *Cluster) Wipe(nodeIndex int) {
+	n := &c.nodes[nodeIndex]
+	if n.up || c.opts.Replicas == 1 || !(n.damaged || c.damageAllowed()) {
+		return
+	}
+	for g := range n.hosts {
+		h := &n.hosts[g]
+		h.storage = storage{slots: make([][]byte, c.opts.JournalSlots)}
+		h.app = app{padding: c.opts.SnapshotPadding}
+		h.commitDurable, h.commitLast = 0, 0
+	}
+	n.damaged = true
+	c.wipes++
+}
+
+// holdsNothing reports whether some group of a node has no durable state.
+func (n *node) holdsNothing() bool {
+	for g := range n.hosts {
+		s := &n.hosts[g].storage
+		if s.superblock == nil && !slices.ContainsFunc(s.slots, func(b []byte) bool { return len(b) > 0 }) {
+			return true
+		}
+	}
+	return false
 }
 
 // CrashTorn crashes a node inside its next persist step that has writes.

@@ -71,7 +71,12 @@ func (c *Cluster) startNode(nodeIndex int) {
 		}
 		cfg := c.replicaConfig(nodeIndex, g)
 		cfg.AppliedOp = h.app.applied
-		r, err := vsr.Open(cfg, hs, h.storage.slots)
+		open := vsr.Open
+		if c.now == 0 && !c.opts.BootFresh {
+			// The cluster is formatted: every replica is known new.
+			open = func(cfg vsr.Config, _ vsr.HardState, _ [][]byte) (*vsr.Replica, error) { return vsr.New(cfg) }
+		}
+		r, err := open(cfg, hs, h.storage.slots)
 		if err != nil {
 			c.fail("open replica: " + err.Error())
 			n.up = false
@@ -90,6 +95,11 @@ func (c *Cluster) startNode(nodeIndex int) {
 func (c *Cluster) crash(nodeIndex int) {
 	n := &c.nodes[nodeIndex]
 	n.up = false
+	if c.opts.Replicas > 1 && n.holdsNothing() {
+		// Empty storage is indistinguishable from lost storage: the
+		// replica will recover, which counts against the fault budget.
+		n.damaged = true
+	}
 	for g := range n.hosts {
 		n.hosts[g].replica = nil
 	}

@@ -3,6 +3,8 @@ package sim
 import (
 	"strconv"
 	"strings"
+
+	"github.com/whippetio/whippet/vsr"
 )
 
 // Run simulates one seed's options to the end: faults for FaultTicks, then
@@ -10,6 +12,11 @@ import (
 // every replica to catch up (invariant 8). It stops at the first failure.
 func Run(opts Options) Result {
 	c := NewCluster(opts)
+	if opts.BootFresh {
+		// A group whose replicas all start empty forms only once every
+		// replica answers (the fresh bootstrap rule): faults start after.
+		c.RunUntilFormed(opts.HealTicksMax)
+	}
 	for c.now < opts.FaultTicks && c.failure == "" {
 		c.injectFaults()
 		c.Tick()
@@ -35,6 +42,32 @@ func (c *Cluster) RunUntilSettled(limit uint64) {
 		c.Tick()
 		c.updateDamage()
 	}
+}
+
+// RunUntilFormed ticks until every replica of every group is normal, or
+// fails invariant 8 after limit ticks.
+func (c *Cluster) RunUntilFormed(limit uint64) {
+	deadline := c.now + limit
+	c.booting = true
+	defer func() { c.booting = false }()
+	for c.failure == "" && !c.formed() {
+		if c.now >= deadline {
+			c.fail("invariant 8: fresh replicas formed no group within the liveness bound\n" + c.Describe())
+			return
+		}
+		c.Tick()
+	}
+}
+
+func (c *Cluster) formed() bool {
+	for i := range c.nodes {
+		for g := range c.nodes[i].hosts {
+			if r := c.nodes[i].hosts[g].replica; r == nil || r.Status() != vsr.StatusNormal {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // RunFor ticks n times (scenario tests), stopping at a failure.

@@ -209,3 +209,65 @@ func TestScenarioGroupsSpreadPrimaries(t *testing.T) {
 		}
 	}
 }
+
+// Wiped backup: the primary and one backup commit ops while the other
+// backup is down; the primary dies and the acknowledging backup comes back
+// with its storage wiped. The wiped replica and the lagging one must not
+// form a view without the primary (the ops they would lose were replied
+// to): the group waits, and once the primary returns every op survives.
+func TestScenarioWipedBackupKeepsAcknowledged(t *testing.T) {
+	c := NewCluster(quietOptions(3))
+	runUntil(t, c, 2000, "traffic", func() bool { return c.Committed(0) > 5 })
+	c.Crash(2)
+	before := c.Committed(0)
+	runUntil(t, c, 3000, "commits without the lagging backup", func() bool { return c.Committed(0) > before+5 })
+	acknowledged := c.Committed(0)
+	c.Crash(0)
+	c.Crash(1)
+	c.Wipe(1)
+	c.Restart(1, false)
+	c.Restart(2, false)
+	c.RunFor(3000)
+	if c.Failure() != "" {
+		t.Fatal(c.Failure())
+	}
+	for _, node := range []int{1, 2} {
+		r := c.Replica(node, 0)
+		if r.Status() == vsr.StatusNormal && r.CommitMin() > 0 && r.CommitMin() < acknowledged && r.IsPrimary() {
+			t.Fatalf("node %d leads a view without the acknowledged ops: %s", node, r.Summary())
+		}
+	}
+	if got := c.Replica(1, 0).Status(); got != vsr.StatusRecovering {
+		t.Fatalf("the wiped replica is %v without the primary, want recovering", got)
+	}
+	c.Restart(0, false)
+	settle(t, c)
+	if c.Committed(0) < acknowledged {
+		t.Fatalf("committed %d, acknowledged %d", c.Committed(0), acknowledged)
+	}
+}
+
+// Fresh boot: every replica starts on empty storage (Open, not New). The
+// group forms only by the fresh bootstrap rule, and not while a replica is
+// missing (n = 3 needs both others to answer fresh).
+func TestScenarioFreshBootNeedsEveryReplica(t *testing.T) {
+	opts := quietOptions(3)
+	opts.BootFresh = true
+	c := NewCluster(opts)
+	c.Crash(2)
+	c.RunFor(2000)
+	for _, node := range []int{0, 1} {
+		if got := c.Replica(node, 0).Status(); got != vsr.StatusRecovering {
+			t.Fatalf("node %d is %v with a replica missing at boot, want recovering", node, got)
+		}
+	}
+	if c.Committed(0) != 0 {
+		t.Fatal("ops committed before the group formed")
+	}
+	c.Restart(2, false)
+	c.RunUntilFormed(5000)
+	settle(t, c)
+	if c.Committed(0) == 0 {
+		t.Fatal("nothing committed after the group formed")
+	}
+}

@@ -33,9 +33,14 @@ type Options struct {
 	HealTicksMax uint64
 
 	// Per-tick fault probabilities while faults are on.
-	CrashProbability     float64 // a running node crashes
-	TornProbability      float64 // a crash tears the write in progress
-	CorruptProbability   float64 // a restart finds a corrupted sector
+	CrashProbability   float64 // a running node crashes
+	TornProbability    float64 // a crash tears the write in progress
+	CorruptProbability float64 // a restart finds a corrupted sector
+	WipeProbability    float64 // a restart finds its storage gone (data directory lost)
+	// BootFresh starts every replica with Open on empty storage, so the
+	// group forms by the fresh bootstrap rule; otherwise the cluster
+	// starts formatted (vsr.New).
+	BootFresh            bool
 	RestartProbability   float64 // a crashed node restarts
 	PartitionProbability float64 // the network splits
 	HealProbability      float64 // a split heals
@@ -90,6 +95,9 @@ func OptionsFromSeed(seed uint64) Options {
 	}
 	// A stream of its own, so that adding the draw moved no other.
 	opts.EagerCommit = rand.New(rand.NewPCG(seed, 0xea9e)).IntN(2) == 1
+	wipes := rand.New(rand.NewPCG(seed, 0x3199))
+	opts.WipeProbability = []float64{0, 0.1, 0.3}[wipes.IntN(3)]
+	opts.BootFresh = wipes.IntN(4) == 0
 	return opts
 }
 
@@ -104,6 +112,7 @@ type Result struct {
 	Restarts       int
 	TornWrites     int
 	Corruptions    int
+	Wipes          int
 	Partitions     int
 	ViewChanges    uint32 // highest view reached, summed over groups
 	StateTransfers int
@@ -154,12 +163,13 @@ type Cluster struct {
 	pendingReplies []pendingReply
 	failure        string
 	healed         bool
+	booting        bool // RunUntilFormed: no crash is drawn
 
 	// Trace, when set, sees every packet delivered (to is -1 for a client).
 	Trace func(now uint64, to int, message []byte)
 
 	crashes, restarts, tornWrites, corruptions, partitions, stateTransfers int
-	crashesBeforeApply                                                     int
+	crashesBeforeApply, wipes                                              int
 	replies                                                                int
 }
 
@@ -253,12 +263,12 @@ func (c *Cluster) deliver(p packet) {
 		c.fail("replica rejected a valid message: " + err.Error())
 		return
 	}
-	c.execute(p.to, int(h.Group), ready, c.crashPoint())
+	c.execute(p.to, int(h.Group), ready, c.crashPoint(p.to))
 }
 
 // crashPoint draws whether the node crashes inside this batch, and where.
-func (c *Cluster) crashPoint() crashPoint {
-	if c.healed || c.opts.CrashProbability == 0 {
+func (c *Cluster) crashPoint(nodeIndex int) crashPoint {
+	if c.healed || c.booting || c.opts.CrashProbability == 0 || !c.crashAllowed(nodeIndex) {
 		return crashNone
 	}
 	if c.faults.Float64() < c.opts.CrashProbability*4 {
@@ -273,6 +283,14 @@ func (c *Cluster) crashPoint() crashPoint {
 		return crashNone
 	}
 	return crashTorn
+}
+
+// crashAllowed reports whether a node may crash now: one with a group it
+// has persisted nothing for comes back recovering that group (empty
+// storage looks lost), which the fault budget must allow.
+func (c *Cluster) crashAllowed(nodeIndex int) bool {
+	n := &c.nodes[nodeIndex]
+	return c.opts.Replicas == 1 || n.damaged || !n.holdsNothing() || c.damageAllowed()
 }
 
 // damageAllowed keeps journal damage within what the cluster tolerates:
@@ -291,7 +309,7 @@ func (c *Cluster) damageAllowed() bool {
 func (c *Cluster) Result() Result {
 	res := Result{Seed: c.opts.Seed, Hash: c.hash, Ticks: c.now, Replies: c.replies,
 		Crashes: c.crashes, Restarts: c.restarts, TornWrites: c.tornWrites,
-		Corruptions: c.corruptions, Partitions: c.partitions, StateTransfers: c.stateTransfers,
+		Corruptions: c.corruptions, Wipes: c.wipes, Partitions: c.partitions, StateTransfers: c.stateTransfers,
 		CrashesBeforeApply: c.crashesBeforeApply,
 		PacketsSent:        c.net.sent, PacketsDropped: c.net.dropped, Duplicated: c.net.duplicate,
 		Failure: c.failure}
