@@ -35,8 +35,7 @@ func startClusterServerSplit(t *testing.T, node, nodes int, dataDir, clusterDir 
 		t.Fatal(err)
 	}
 	n := &clusterTestNode{server: server, dir: dataDir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
-	t.Cleanup(n.stop)
-	n.login(t)
+	t.Cleanup(n.stop) // logs in at first use, once every node of the test runs
 	return n
 }
 
