@@ -100,6 +100,11 @@ type ClusterShard struct {
 	groups  map[uint64]*ClusterGroup
 	client  uint64 // this shard's vsr client id for its requests
 	ticks   uint64 // cluster ticks so far
+	// tickedAt is when the last tick ran; thawedAt when a tick found the
+	// shard had not run for longer than a request's lifetime (the process
+	// was stopped or stalled): see stalled.
+	tickedAt time.Time
+	thawedAt time.Time
 
 	// deferred are messages the transport delivered, taken on the next
 	// timer turn (drainFn) rather than inside its callback.
@@ -383,9 +388,33 @@ func senderMatches(h *vsr.Header, from int) bool {
 // tick runs every group's replica tick.
 func (cs *ClusterShard) tick() {
 	cs.ticks++
+	now := time.Now()
+	if lifetime := cs.cluster.requestLifetime; !cs.tickedAt.IsZero() && now.Sub(cs.tickedAt) > lifetime {
+		cs.thawedAt = now
+		cs.cluster.logger.Warn("shard: this node did not run for longer than a request's lifetime; "+
+			"refusing new requests for one lifetime", "shard", cs.shard.ID(), "stalled", now.Sub(cs.tickedAt).String())
+	}
+	cs.tickedAt = now
 	for _, g := range cs.groups {
 		g.tick()
 	}
+}
+
+// stalled reports whether requests arriving now may have waited out a
+// stall of this node: the shard has not ticked for longer than a request's
+// lifetime (stopped, SIGSTOP, and not yet noticed), or a tick noticed that
+// less than a lifetime ago. What the node reads from its sockets then was
+// sent during the stall, by clients that have given up on it (their
+// connections time out, the outcome is unknown to them) and moved on:
+// proposed now, it would land long after, out of order with what those
+// clients sent since. Such a request is refused (nothing proposed); a
+// client still waiting retries.
+func (cs *ClusterShard) stalled(now time.Time) bool {
+	lifetime := cs.cluster.requestLifetime
+	if cs.tickedAt.IsZero() {
+		return false
+	}
+	return now.Sub(cs.tickedAt) > lifetime || !cs.thawedAt.IsZero() && now.Sub(cs.thawedAt) < lifetime
 }
 
 // Shard returns the shard this part runs on.

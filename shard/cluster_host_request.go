@@ -96,8 +96,8 @@ func (rs *clusterRequests) init(g *ClusterGroup, batch bool) {
 }
 
 // Submit proposes req. ErrClusterNotAccepted means nothing was proposed
-// (no primary known, a view change under way, or too many requests
-// waiting). Once Submit returns nil the request is the group's until
+// (no primary known, a view change under way, too many requests waiting,
+// or this node just stalled: ClusterShard.stalled). Once Submit returns nil the request is the group's until
 // ClusterGroup.Claim returns it (the entry applied here) or Failed runs;
 // it is never given up while it might still commit.
 func (g *ClusterGroup) Submit(req *ClusterRequest) error {
@@ -110,7 +110,11 @@ func (g *ClusterGroup) Submit(req *ClusterRequest) error {
 	if rs.count >= clusterRequestsPerGroupMax || rs.bytes+len(req.Message) > clusterRequestBytesMax {
 		return ErrClusterNotAccepted
 	}
-	req.submitted = time.Now()
+	now := time.Now()
+	if g.shard.stalled(now) {
+		return ErrClusterNotAccepted
+	}
+	req.submitted = now
 	rs.waiting = append(rs.waiting, req)
 	rs.count++
 	rs.bytes += len(req.Message)

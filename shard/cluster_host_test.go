@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -378,4 +379,50 @@ func TestClusterHostReplicates(t *testing.T) {
 		t.Fatalf("the restarted node applied %v after op %d, want %v", got, from, want[from:])
 	}
 
+}
+
+// TestClusterHostRefusesAfterStall: a node whose shard did not run for
+// longer than a request's lifetime (a SIGSTOPped process; here its thread
+// is held) refuses the requests it reads right after: their clients sent
+// them during the stall and gave up, so proposing them now would land them
+// long after, out of order with what those clients sent since. The refusal
+// lasts a lifetime after a tick noticed the stall; then requests go through.
+func TestClusterHostRefusesAfterStall(t *testing.T) {
+	group := hostGroup(t)
+	net := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*hostNode, 3)
+	for i := range nodes {
+		nodes[i] = startHostNode(t, net, i, 3, fmt.Sprintf("%s/n%d", base, i), group)
+	}
+	for i, n := range nodes {
+		n.submit(t, group, fmt.Sprintf("before-n%d", i))
+	}
+	for i, n := range nodes {
+		shard := groupShard(group, n.h.shardCount())
+		lifetime := n.cluster.requestLifetime
+		submit := func(ds *DataShard) error {
+			message := make([]byte, vsr.HeaderBytes+len("stale"))
+			copy(message[vsr.HeaderBytes:], "stale")
+			return n.cluster.Local(ds.Shard()).Group(group).Submit(&ClusterRequest{Operation: 1, Message: message,
+				Context: make(chan uint64, 1)})
+		}
+		var stalled, thawing error
+		n.h.on(shard, func(ds *DataShard) {
+			time.Sleep(lifetime + 50*time.Millisecond) // no tick runs meanwhile
+			stalled = submit(ds)
+		})
+		time.Sleep(20 * time.Millisecond) // ticks run and notice the stall
+		n.h.on(shard, func(ds *DataShard) { thawing = submit(ds) })
+		if !errors.Is(stalled, ErrClusterNotAccepted) || !errors.Is(thawing, ErrClusterNotAccepted) {
+			t.Fatalf("node %d accepted requests right after a stall: %v, then %v", i, stalled, thawing)
+		}
+		n.submit(t, group, fmt.Sprintf("after-n%d", i))
+	}
+	lists := waitEntries(t, nodes, 6)
+	for i := range lists {
+		if !slices.Equal(lists[i], lists[0]) || slices.Contains(lists[i], "stale") {
+			t.Fatalf("node %d applied %v, node 0 %v", i, lists[i], lists[0])
+		}
+	}
 }

@@ -251,14 +251,29 @@ func (c *testCluster) awaitSameLog(nodes []int, target clusterTopic, partition u
 	var reference []string
 	c.eventually(timeout, fmt.Sprintf("partition %d identical on nodes %v", partition, nodes), func() string {
 		reference = nil
+		var problems []string
+		all := map[int][]string{}
 		for _, replica := range nodes {
 			contents, err := c.readPartition(replica, target, partition)
 			if err != nil {
-				return fmt.Sprintf("node %d: %v", replica, err)
+				problems = append(problems, fmt.Sprintf("node %d: %v", replica, err))
+				continue
 			}
+			all[replica] = contents
 			if _, why := verifyLog(contents, producers); why != "" {
-				return fmt.Sprintf("node %d: %s", replica, why)
+				problems = append(problems, fmt.Sprintf("node %d (%d messages): %s", replica, len(contents), why))
 			}
+		}
+		if len(problems) > 0 {
+			for _, replica := range nodes {
+				if contents, ok := all[replica]; ok {
+					problems = append(problems, fmt.Sprintf("node %d around first diff: %s", replica, aroundDiff(contents, all)))
+				}
+			}
+			return strings.Join(problems, "; ")
+		}
+		for _, replica := range nodes {
+			contents := all[replica]
 			if reference != nil && !slices.Equal(contents, reference) {
 				return fmt.Sprintf("node %d holds %d messages, node %d %d", replica, len(contents), nodes[0], len(reference))
 			}
@@ -331,4 +346,20 @@ func logProducers(t *testing.T, producers []*producer) {
 			len(p.acked), len(p.unknown), p.failures[:min(3, len(p.failures))])
 		p.mu.Unlock()
 	}
+}
+
+// aroundDiff shows contents around the first position where the nodes'
+// contents differ (the end when they agree), for a failure message.
+func aroundDiff(contents []string, all map[int][]string) string {
+	first := len(contents)
+	for _, other := range all {
+		for i := 0; i < min(len(other), len(contents)); i++ {
+			if other[i] != contents[i] {
+				first = min(first, i)
+				break
+			}
+		}
+	}
+	from, to := max(0, first-3), min(len(contents), first+4)
+	return fmt.Sprintf("first diff %d: %v", first, contents[from:to])
 }
