@@ -6,38 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/whippetio/whippet/wire"
 )
-
-// startClusterServerSplit is startClusterServer with the group journals
-// in clusterDir, apart from the data directory.
-func startClusterServerSplit(t *testing.T, node, nodes int, dataDir, clusterDir string, link func(*Cluster) ClusterTransport) *clusterTestNode {
-	t.Helper()
-	cluster, err := NewCluster(ClusterOptions{Cluster: 99, Replica: node, ReplicaCount: nodes,
-		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: clusterDir,
-		Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster.SetTransport(link(cluster))
-	cpus, err := AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Unpinned: true,
-		Listen: "127.0.0.1:0", Logger: testLogger()}, DataPath: dataDir, Durability: 0, Cluster: cluster,
-		Logger: testLogger(), CacheBytes: dataTestCacheBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &clusterTestNode{server: server, dir: dataDir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
-	t.Cleanup(n.stop) // logs in at first use, once every node of the test runs
-	return n
-}
 
 // TestClusterENOSPCKeepsReplicasSame: node 2's data directory fills up
 // (its group journal is elsewhere and keeps working). Committed appends

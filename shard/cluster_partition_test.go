@@ -27,8 +27,16 @@ type clusterTestNode struct {
 // the others by transport (a memoryNet link, or ClusterNet).
 func startClusterServer(t *testing.T, node, nodes int, dir string, link func(*Cluster) ClusterTransport) *clusterTestNode {
 	t.Helper()
+	return startClusterServerSplit(t, node, nodes, dir, dir+"/cluster", link)
+}
+
+// startClusterServerSplit is startClusterServer with the group journals
+// in clusterDir, apart from the data directory. The node logs in at first
+// use, once every node of the test runs.
+func startClusterServerSplit(t *testing.T, node, nodes int, dataDir, clusterDir string, link func(*Cluster) ClusterTransport) *clusterTestNode {
+	t.Helper()
 	cluster, err := NewCluster(ClusterOptions{Cluster: 99, Replica: node, ReplicaCount: nodes,
-		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: dir + "/cluster",
+		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: clusterDir,
 		Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -39,12 +47,12 @@ func startClusterServer(t *testing.T, node, nodes int, dir string, link func(*Cl
 		t.Fatal(err)
 	}
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Unpinned: true,
-		Listen: "127.0.0.1:0", Logger: testLogger()}, DataPath: dir, Durability: 0, Cluster: cluster,
+		Listen: "127.0.0.1:0", Logger: testLogger()}, DataPath: dataDir, Durability: 0, Cluster: cluster,
 		Logger: testLogger(), CacheBytes: dataTestCacheBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &clusterTestNode{server: server, dir: dir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
+	n := &clusterTestNode{server: server, dir: dataDir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
 	t.Cleanup(n.stop)
 	return n
 }
