@@ -10,25 +10,6 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
-// safetyCluster starts three in-process nodes with one partition holding
-// 20 messages, marked (applied mark persisted).
-func safetyCluster(t *testing.T) (*memoryNet, []*clusterTestNode) {
-	memory := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-	}
-	nodes[0].setup(t, 1)
-	checkSame(t, nodes, 1, 0)
-	for i := range 20 {
-		nodes[i%3].send(t, 0, fmt.Sprintf("m%d", i))
-	}
-	checkSame(t, nodes, 1, 20)
-	time.Sleep(300 * time.Millisecond) // data ticks mark what is applied (fdatasync + app record)
-	return memory, nodes
-}
-
 // TestClusterWipedBackupKeepsAck: the primary and one backup ("acker")
 // commit a message while the other backup is down; the primary stops and
 // the acker comes back with a wiped data directory. The acker must not
@@ -36,7 +17,7 @@ func safetyCluster(t *testing.T) (*memoryNet, []*clusterTestNode) {
 // without the message (which the view would then truncate). Once the primary returns, every node holds the acknowledged message at
 // its offset.
 func TestClusterWipedBackupKeepsAck(t *testing.T) {
-	memory, nodes := safetyCluster(t)
+	memory, nodes := markedCluster(t)
 	key := PartitionKey{Stream: 0, Topic: 0, Partition: 0}
 	primary := memory.primary(partitionGroup(key))
 	lagging, acker := (primary+1)%3, (primary+2)%3
