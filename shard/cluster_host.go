@@ -224,7 +224,7 @@ func (c *Cluster) Install(options Options, data *Data) Options {
 	options.OnMessage = func(sh *Shard, from int, message Message) {
 		if message.Kind > clusterMessageBase && message.Kind <= clusterMessageLast {
 			inbound := message.Data.(*clusterInbound)
-			c.shards[sh.ID()].deliver(inbound.from, inbound.message, true)
+			c.shards[sh.ID()].deliver(inbound.from, inbound.message)
 			return
 		}
 		if onMessage != nil {
@@ -291,7 +291,8 @@ func (c *Cluster) onStop(sh *Shard) {
 }
 
 // Deliver takes a message ClusterNet received from node from, on any shard
-// thread (msg is valid during the call): it goes to its group's shard.
+// thread: it goes to its group's shard. The message is the receiver's
+// (ClusterNetOptions.Deliver), so the host keeps it without a copy.
 func (c *Cluster) Deliver(sh *Shard, from int, message []byte) {
 	if len(message) < vsr.HeaderBytes || from < 0 || from >= c.options.ReplicaCount {
 		return
@@ -299,14 +300,12 @@ func (c *Cluster) Deliver(sh *Shard, from int, message []byte) {
 	group := binary.LittleEndian.Uint64(message[16:24])
 	target := groupShard(group, len(sh.runtime.shards))
 	if target == sh.ID() {
-		// Copied and stepped on the shard's next timer turn, not inside
-		// the transport's callback: the frame is the transport's buffer,
-		// released when the callback returns, and nothing a step leaves in
-		// its Ready (sent after the persist) may point into it.
+		// Stepped on the shard's next timer turn, not inside the
+		// transport's callback.
 		c.shards[target].deferDeliver(from, message)
 		return
 	}
-	inbound := &clusterInbound{from: from, message: append([]byte(nil), message...)}
+	inbound := &clusterInbound{from: from, message: message}
 	_ = sh.Send(target, Message{Kind: clusterMessageDeliver, Data: inbound}) // a full queue drops: vsr retries
 }
 
@@ -319,14 +318,14 @@ func groupShard(group uint64, shardCount int) int {
 	return int((murmur3Uint64(group&^clusterPartitionGroupBit) >> 16) % uint32(shardCount))
 }
 
-// deferDeliver keeps a copy of message for the next timer turn.
+// deferDeliver keeps message (the receiver's) for the next timer turn.
 func (cs *ClusterShard) deferDeliver(from int, message []byte) {
 	if len(cs.deferred) >= clusterDeferredMessagesMax || cs.deferredBytes+len(message) > clusterDeferredBytesMax {
 		cs.deferredDropped++
 		return
 	}
 	cs.deferredBytes += len(message)
-	cs.deferred = append(cs.deferred, clusterInbound{from: from, message: append([]byte(nil), message...)})
+	cs.deferred = append(cs.deferred, clusterInbound{from: from, message: message})
 	if cs.deferredArmed {
 		return
 	}
@@ -343,15 +342,14 @@ func (cs *ClusterShard) drain() {
 	batch := cs.deferred
 	cs.deferred, cs.deferredBytes = cs.deferredSpare[:0], 0
 	for i := range batch {
-		cs.deliver(batch[i].from, batch[i].message, true)
+		cs.deliver(batch[i].from, batch[i].message)
 		batch[i] = clusterInbound{}
 	}
 	cs.deferredSpare = batch[:0]
 }
 
-// deliver hands a message to its group on this shard; owned says the
-// message is a copy the host may keep.
-func (cs *ClusterShard) deliver(from int, message []byte, owned bool) {
+// deliver hands a message (the host's to keep) to its group on this shard.
+func (cs *ClusterShard) deliver(from int, message []byte) {
 	var h vsr.Header
 	if err := vsr.DecodeMessage(message, &h); err != nil || h.Cluster != cs.cluster.options.Cluster {
 		return
@@ -370,7 +368,7 @@ func (cs *ClusterShard) deliver(from int, message []byte, owned bool) {
 		g.onReply(&h)
 		return
 	}
-	g.receive(message, owned)
+	g.receive(message)
 }
 
 // senderMatches reports whether a message's header names the replica it

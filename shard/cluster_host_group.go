@@ -228,9 +228,9 @@ func (g *ClusterGroup) Record(record []byte) {
 	g.kick()
 }
 
-// receive takes a message for the replica: stepped at once when the group
-// is idle, else held (copied unless owned) in the bounded inbox.
-func (g *ClusterGroup) receive(message []byte, owned bool) {
+// receive takes a message for the replica (its to keep): stepped at once
+// when the group is idle, else held in the bounded inbox.
+func (g *ClusterGroup) receive(message []byte) {
 	if !g.busy && g.held == nil && g.inboxHead == len(g.inbox) && !g.draining {
 		g.step(message)
 		g.kick()
@@ -240,9 +240,6 @@ func (g *ClusterGroup) receive(message []byte, owned bool) {
 	if held > 0 && (held >= clusterInboxMessagesMax || g.inboxBytes+len(message) > clusterInboxBytesMax) {
 		g.dropped++
 		return
-	}
-	if !owned {
-		message = append([]byte(nil), message...)
 	}
 	g.inbox = append(g.inbox, message)
 	g.inboxBytes += len(message)
