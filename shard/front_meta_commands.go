@@ -96,18 +96,8 @@ func (m *metaPlane) topicCommand(c *call, view *frontView, access access, comman
 		streamID, topicID = request.Stream, request.Topic
 		command.Count = request.PartitionsCount
 	}
-	stream := view.streamOf(streamID)
-	if stream == nil {
-		c.result = wire.StatusStreamIDNotFound
-		return command, false
-	}
-	topic := topicOf(stream, topicID)
-	if topic == nil {
-		c.result = wire.StatusTopicIDNotFound
-		return command, false
-	}
-	if !access.manageTopic(stream.ID, topic.ID) {
-		c.status = wire.StatusUnauthorized
+	stream, topic, ok := resolveTopic(c, view, streamID, topicID, access.manageTopic)
+	if !ok {
 		return command, false
 	}
 	command.StreamID, command.TopicID = stream.ID, topic.ID
@@ -234,18 +224,8 @@ func (m *metaPlane) groupCommand(c *call, view *frontView, access access, comman
 		streamID, topicID = request.Stream, request.Topic
 		command.Kind = metadata.DeleteConsumerGroup
 	}
-	stream := view.streamOf(streamID)
-	if stream == nil {
-		c.result = wire.StatusStreamIDNotFound
-		return command, false
-	}
-	topic := topicOf(stream, topicID)
-	if topic == nil {
-		c.result = wire.StatusTopicIDNotFound
-		return command, false
-	}
-	if !access.readTopic(stream.ID, topic.ID) {
-		c.status = wire.StatusUnauthorized
+	stream, topic, ok := resolveTopic(c, view, streamID, topicID, access.readTopic)
+	if !ok {
 		return command, false
 	}
 	command.StreamID, command.TopicID = stream.ID, topic.ID
@@ -279,4 +259,25 @@ func (m *metaPlane) tokenCommand(c *call, view *frontView, command metadata.Comm
 		}
 	}
 	return command, true
+}
+
+// resolveTopic finds the stream and topic a metadata command names and
+// checks the right allowed grants on them; a miss sets c's answer.
+func resolveTopic(c *call, view *frontView, streamID, topicID wire.Identifier,
+	allowed func(streamID, topicID uint32) bool) (*metadata.Stream, *metadata.Topic, bool) {
+	stream := view.streamOf(streamID)
+	if stream == nil {
+		c.result = wire.StatusStreamIDNotFound
+		return nil, nil, false
+	}
+	topic := topicOf(stream, topicID)
+	if topic == nil {
+		c.result = wire.StatusTopicIDNotFound
+		return nil, nil, false
+	}
+	if !allowed(stream.ID, topic.ID) {
+		c.status = wire.StatusUnauthorized
+		return nil, nil, false
+	}
+	return stream, topic, true
 }
