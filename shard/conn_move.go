@@ -100,17 +100,6 @@ func (c *Conn) tryMove() {
 	c.cancelRecv()
 }
 
-// moveEnded runs at the final completion of a receive cancelled while a
-// move was wished: it hands the connection over, or reads on here.
-func (c *Conn) moveEnded() {
-	c.moving = false
-	if c.moveWanted && c.quiescent() {
-		c.handOver()
-		return
-	}
-	c.rearm()
-}
-
 // handOver gives the quiescent connection, with no receive armed, to the
 // target shard; where that cannot be done now it reads on here and the
 // move waits for the next quiescent moment.

@@ -366,3 +366,57 @@ func openFDs(t *testing.T) int {
 	}
 	return len(entries)
 }
+
+// TestConnMoveKeepsGroupAndHeartbeat: a consumer-group member's session
+// moves with its membership (GetMe still counts the group), and the
+// heartbeat check of the shard it moved to evicts it once it falls
+// silent: the client reads the eviction, the connection closes, and the
+// client table forgets it.
+func TestConnMoveKeepsGroupAndHeartbeat(t *testing.T) {
+	const heartbeat = 300 * time.Millisecond
+	server := startMoveServer(t, BackendAuto, func(options *ServerOptions) { options.HeartbeatInterval = heartbeat })
+	before := adoptedCounts(server)
+	c := dialMove(t, server, 51)
+	home := shardOfLast(server, before)
+	c.setup(8)
+	c.call(wire.OperationCreateConsumerGroup, 0, &wire.CreateConsumerGroup{Stream: wire.NumericID(0),
+		Topic: wire.NumericID(0), Name: "g"}, nil)
+	c.call(wire.OperationJoinConsumerGroup, 0, &wire.GroupTarget{Stream: wire.NumericID(0), Topic: wire.NumericID(0),
+		Group: wire.NumericID(0)}, nil)
+	shards := server.Runtime().Shards()
+	for attempt := 0; shards[1-home].Stats().ConnsMovedIn == 0; attempt++ {
+		if attempt == 4*affinityRequestsMin {
+			t.Fatalf("the member did not move in %d sends", attempt)
+		}
+		c.send(partitionOn(1 - home))
+	}
+	if me := c.me(); me.ConsumerGroupsCount != 1 || len(me.ConsumerGroups) != 1 {
+		t.Fatalf("GetMe after the move: %+v, want one group", me)
+	}
+	if err := c.conn.SetReadDeadline(time.Now().Add(10 * heartbeat)); err != nil {
+		t.Fatal(err)
+	}
+	received := 0
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.conn.Read(buf)
+		received += n
+		if err != nil {
+			if received < wire.HeaderBytes {
+				t.Fatalf("silent member: read %d bytes then %v, want an eviction and the close", received, err)
+			}
+			break
+		}
+	}
+	other := dialMove(t, server, 52)
+	for attempt := 0; ; attempt++ {
+		list := other.clients()
+		if len(list) == 1 {
+			break
+		}
+		if attempt == 1000 {
+			t.Fatalf("evicted member still listed: %+v", list)
+		}
+		time.Sleep(time.Millisecond) // the close runs on the shard's thread
+	}
+}
