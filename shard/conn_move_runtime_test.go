@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -172,6 +174,46 @@ func TestConnMoveIntoStoppingShard(t *testing.T) {
 			}
 			if n, err := conn.Read(make([]byte, 1)); n != 0 || err == nil {
 				t.Fatalf("read after the refused move: %d bytes, %v; want the close", n, err)
+			}
+		})
+	}
+}
+
+// TestConnMoveSocketpair: a connection handed over with Runtime.Adopt
+// (one end of a socketpair, as the TLS terminator and the in-process
+// clients use) moves and echoes like a TCP one.
+func TestConnMoveSocketpair(t *testing.T) {
+	for _, backend := range moveBackends {
+		t.Run(backend, func(t *testing.T) {
+			rt, closes, movedIns := startMover(t, backend, nil)
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rt.Adopt(fds[0]); err != nil {
+				t.Fatal(err)
+			}
+			file := os.NewFile(uintptr(fds[1]), "client")
+			conn, err := net.FileConn(file)
+			_ = file.Close() // FileConn holds its own duplicate
+			if err != nil {
+				t.Fatal(err)
+			}
+			moveEcho(t, conn, "Move")
+			for attempt := 0; movedIns.Load() == 0; attempt++ {
+				if attempt == 100 {
+					t.Fatal("the socketpair connection did not move")
+				}
+				moveEcho(t, conn, "after")
+			}
+			for range 50 {
+				moveEcho(t, conn, "moved")
+			}
+			_ = conn.Close() // the shard sees end of stream
+			select {
+			case <-closes:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the moved socketpair connection did not close")
 			}
 		})
 	}
