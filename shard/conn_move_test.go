@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whippetio/whippet/engine/metadata"
 	"github.com/whippetio/whippet/wire"
 )
 
@@ -418,5 +419,46 @@ func TestConnMoveKeepsGroupAndHeartbeat(t *testing.T) {
 			t.Fatalf("evicted member still listed: %+v", list)
 		}
 		time.Sleep(time.Millisecond) // the close runs on the shard's thread
+	}
+}
+
+// TestMovedInChecksUser: a session arriving on a shard stays logged in
+// only while its user exists, is active and is the one it logged in as
+// (same creation time): a logout broadcast that passed both shards'
+// fronts while the session was between them must not leave it logged in.
+func TestMovedInChecksUser(t *testing.T) {
+	state := &metadata.State{}
+	apply(t, state, metadata.Command{Kind: metadata.CreateUser, Name: "root", Secret: "x", Status: 1, CreatedAt: 10})
+	apply(t, state, metadata.Command{Kind: metadata.CreateUser, Name: "alice", Secret: "y", Status: 1, CreatedAt: 20})
+	apply(t, state, metadata.Command{Kind: metadata.CreateUser, Name: "bob", Secret: "z",
+		Status: uint8(wire.UserInactive), CreatedAt: 30})
+	server := &Server{}
+	server.clients.entries = make(map[uint32]*clientEntry)
+	server.view.Store(buildView(nil, state, newGroupTable(time.Second), viewChange{stream: -1}))
+	f := &front{server: server}
+	cases := []struct {
+		name      string
+		userID    uint32
+		createdAt uint64
+		loggedIn  bool
+	}{
+		{"same user", 1, 20, true},
+		{"user re-created under its id", 1, 19, false},
+		{"user inactive", 2, 30, false},
+		{"user deleted", 7, 40, false},
+	}
+	for _, tc := range cases {
+		conn := &Conn{}
+		s := &session{conn: conn, session: 5, userID: tc.userID, userCreatedAt: tc.createdAt}
+		s.id = server.clients.add("test")
+		server.clients.login(s.id, tc.userID)
+		conn.Attach(s)
+		f.movedIn(conn)
+		if loggedIn := s.session != 0; loggedIn != tc.loggedIn {
+			t.Errorf("%s: logged in %v after the move, want %v", tc.name, loggedIn, tc.loggedIn)
+		}
+		if len(f.sessions) == 0 || f.sessions[len(f.sessions)-1] != s {
+			t.Errorf("%s: the arriving session is not on the shard's list", tc.name)
+		}
 	}
 }
