@@ -26,6 +26,7 @@ type ringBackend struct {
 	nextTag  uint64
 	reaped   []ring.CQE
 	timeouts int
+	noKick   bool // hide Kick: the partition writes whole groups only
 }
 
 type ringOp struct {
@@ -119,6 +120,16 @@ func (b *ringBackend) Submit(op *engine.Op) {
 	}
 	sqe.SetUserData(b.nextTag)
 	b.inflight[b.nextTag] = pending
+}
+
+// Kicks and Kick make the adapter an engine.Kicker, as the shard's
+// io_uring Storage is: large batches are written in pieces.
+func (b *ringBackend) Kicks() bool { return !b.noKick }
+
+func (b *ringBackend) Kick() {
+	if _, err := b.ring.Submit(); err != nil {
+		b.t.Fatal(err)
+	}
 }
 
 func (b *ringBackend) drain() {

@@ -30,9 +30,13 @@ type MemStorage struct {
 	// reported and the op has no effect.
 	Inject func(op *engine.Op) error
 	// Syncs counts completed file syncs; Writes counts completed writes
-	// per path.
+	// per path; Kicked counts Kick calls.
 	Syncs  int
 	Writes map[string]int
+	Kicked int
+	// NoKick hides the engine.Kicker capability: partitions then write
+	// whole groups only, as on a storage that runs ops inside Submit.
+	NoKick bool
 }
 
 type memFile struct {
@@ -74,6 +78,13 @@ func (s *MemStorage) Submit(op *engine.Op) {
 	}
 	s.queue = append(s.queue, op)
 }
+
+// Kicks reports the engine.Kicker capability (see NoKick).
+func (s *MemStorage) Kicks() bool { return !s.NoKick }
+
+// Kick counts the call: queued ops complete in Run, as ever, so a test
+// decides whether a piece completes before the rest of its batch.
+func (s *MemStorage) Kick() { s.Kicked++ }
 
 // Pending is the number of ops in flight.
 func (s *MemStorage) Pending() int { return len(s.queue) }
