@@ -92,9 +92,8 @@ func (p *Partition) piecesFit(record []byte) bool {
 func (p *Partition) appendPieces(op *AppendOp) error {
 	record := op.Batch
 	timestamp := max(op.Timestamp, p.timestampLast)
-	if len(record) >= batchHeaderBytes {
-		p.sums.start(record, p.options.PartitionID, p.offsetNext, timestamp)
-	}
+	invariant.Assert(len(record) >= piecesRecordBytesMin, "a pieced record is large")
+	p.sums.start(record, p.options.PartitionID, p.offsetNext, timestamp)
 	if reason := walkLayout(record, &p.sums); reason != "" {
 		return invalidBatchError(reason)
 	}
