@@ -16,7 +16,10 @@ import (
 // in-memory storage, Append returns with only the first piece's write
 // queued; the test completes ops one at a time and looks at the file,
 // the visible offsets and the acknowledgements between them, injects
-// failures into one piece, and crashes between pieces.
+// failures into one piece, and crashes between pieces. MemStorage also
+// panics when a write's bytes change between Submit and completion: the
+// rest of a batch is copied while its first piece is in flight, never
+// into it.
 
 // largeMessages builds count messages of 12,000 bytes (a 64-message
 // batch is ~770 KB, written in two pieces).

@@ -4,6 +4,7 @@
 package enginetest
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"path"
 	"sort"
@@ -26,6 +27,10 @@ type MemStorage struct {
 	handles map[engine.File]handle
 	next    engine.File
 	queue   []*engine.Op
+	// submitted holds what each queued write carried at Submit: the
+	// bytes must not change before the write completes (the kernel may
+	// read them at any moment in between).
+	submitted map[*engine.Op][]byte
 	// Inject, when set, may fail an op as it completes: a non-nil error is
 	// reported and the op has no effect.
 	Inject func(op *engine.Op) error
@@ -62,12 +67,13 @@ type handle struct {
 // crashes draw from seed.
 func NewMemStorage(seed uint64) *MemStorage {
 	return &MemStorage{
-		random:  rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		files:   make(map[string]*memFile),
-		durable: make(map[string]*memFile),
-		handles: make(map[engine.File]handle),
-		Writes:  make(map[string]int),
-		next:    3,
+		random:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		files:     make(map[string]*memFile),
+		durable:   make(map[string]*memFile),
+		handles:   make(map[engine.File]handle),
+		Writes:    make(map[string]int),
+		submitted: make(map[*engine.Op][]byte),
+		next:      3,
 	}
 }
 
@@ -75,6 +81,9 @@ func NewMemStorage(seed uint64) *MemStorage {
 func (s *MemStorage) Submit(op *engine.Op) {
 	if op.Callback == nil {
 		panic("enginetest: op without callback")
+	}
+	if op.Code == engine.OpWrite {
+		s.submitted[op] = append([]byte(nil), op.Buffer...)
 	}
 	s.queue = append(s.queue, op)
 }
@@ -98,6 +107,12 @@ func (s *MemStorage) Run(countMax int) int {
 		op := s.queue[index]
 		s.queue[index] = s.queue[len(s.queue)-1]
 		s.queue = s.queue[:len(s.queue)-1]
+		if op.Code == engine.OpWrite {
+			if !bytes.Equal(s.submitted[op], op.Buffer) {
+				panic("enginetest: a write's bytes changed while it was in flight")
+			}
+			delete(s.submitted, op)
+		}
 		op.Result, op.Err = 0, nil
 		if s.Inject != nil {
 			op.Err = s.Inject(op)
