@@ -93,8 +93,11 @@ func (p *Partition) appendPieces(op *AppendOp) error {
 	record := op.Batch
 	timestamp := max(op.Timestamp, p.timestampLast)
 	invariant.Assert(len(record) >= piecesRecordBytesMin, "a pieced record is large")
+	if p.sums == nil {
+		p.sums = new(frameSums)
+	}
 	p.sums.start(record, p.options.PartitionID, p.offsetNext, timestamp)
-	if reason := walkLayout(record, &p.sums); reason != "" {
+	if reason := walkLayout(record, p.sums); reason != "" {
 		return invalidBatchError(reason)
 	}
 	buffer := p.pending
