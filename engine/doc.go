@@ -98,7 +98,15 @@
 // the cache whole and the partition takes a fresh one (the next buffer got
 // the partial tail block when the write was issued), so a batch is copied
 // once, into the journal; a sparser buffer's batches are copied into the
-// cache. The cache frees a held buffer through Release on eviction. A segment whose size reached SegmentBytes is
+// cache. The cache frees a held buffer through Release on eviction.
+// A batch of at least piecesRecordBytesMin arriving while no write runs
+// or waits is written in pieces when the Storage is a Kicker (io_uring):
+// its layout is checked and its stamped checksum computed on the received
+// bytes, its first pieceBytes are copied and written at once, and the rest
+// is copied while that write runs; its completion writes the rest. A
+// piece never holds a byte that changes later (the header is final), a
+// refused batch writes nothing, and the batch is indexed, visible, cached
+// and acknowledged only after its last piece, as a group is (pieces.go). A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
 //
@@ -129,7 +137,9 @@
 //     entry synced before anything written to it is acknowledged.
 //  5. A buffer handed to Storage is not written by the engine until its
 //     completion: the in-flight write buffer is never appended to (polls
-//     may read it); the pending one is. A disk read trusts only bytes below
+//     may read it); the pending one is. The one exception is the batch
+//     being written in pieces: within its Append, bytes are copied past
+//     the end of the first piece in flight, never inside it. A disk read trusts only bytes below
 //     the segment size at the moment it was issued, and so does a
 //     read-ahead (the bytes after a sequential consumer's last poll, read
 //     while its reply travels), which serves only a poll continuing the

@@ -41,7 +41,10 @@ type Storage struct {
 	resumed   uint64 // partial transfers resumed (tests, metrics)
 }
 
-var _ engine.Storage = (*Storage)(nil)
+var (
+	_ engine.Storage = (*Storage)(nil)
+	_ engine.Kicker  = (*Storage)(nil)
+)
 
 // storageOp pairs an engine op with the shard FileOp carrying it.
 type storageOp struct {
@@ -76,6 +79,27 @@ func (s *Storage) Submit(op *engine.Op) {
 		return
 	}
 	s.start(so)
+}
+
+// submitter is a backend that can hand queued ops to the kernel before
+// the turn's Wait (io_uring); epoll runs file ops inside their start.
+type submitter interface{ Submit() error }
+
+// Kicks reports whether Kick starts file ops before the turn ends
+// (engine.Kicker).
+func (s *Storage) Kicks() bool {
+	_, ok := s.shard.backend.(submitter)
+	return ok
+}
+
+// Kick submits the file ops started so far without waiting, so a
+// partition's write runs while the turn goes on (engine.Kicker).
+func (s *Storage) Kick() {
+	if backend, ok := s.shard.backend.(submitter); ok {
+		// A refused submit (a full completion queue) leaves the ops
+		// queued: the turn's Wait submits them, as without Kick.
+		_ = backend.Submit()
+	}
 }
 
 // Pending reports the ops not yet completed; any count above zero keeps
