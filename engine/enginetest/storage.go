@@ -33,6 +33,11 @@ type MemStorage struct {
 	// per path.
 	Syncs  int
 	Writes map[string]int
+	// FilesLimit, when positive, fails an open with EMFILE while that many
+	// handles are open (the process's RLIMIT_NOFILE). OpenPeak is the most
+	// handles ever open at once.
+	FilesLimit int
+	OpenPeak   int
 }
 
 type memFile struct {
@@ -74,6 +79,9 @@ func (s *MemStorage) Submit(op *engine.Op) {
 	}
 	s.queue = append(s.queue, op)
 }
+
+// OpenFiles is the number of handles open now.
+func (s *MemStorage) OpenFiles() int { return len(s.handles) }
 
 // Pending is the number of ops in flight.
 func (s *MemStorage) Pending() int { return len(s.queue) }
@@ -141,6 +149,11 @@ func (s *MemStorage) execute(op *engine.Op) {
 }
 
 func (s *MemStorage) open(op *engine.Op) {
+	if s.FilesLimit > 0 && len(s.handles) >= s.FilesLimit {
+		op.Err = syscall.EMFILE
+		return
+	}
+	defer func() { s.OpenPeak = max(s.OpenPeak, len(s.handles)) }()
 	if op.Flags&engine.OpenDirectory != 0 {
 		s.handles[s.next] = handle{path: op.Path, directory: true}
 		op.Result = int64(s.next)
