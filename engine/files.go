@@ -194,6 +194,10 @@ func (t *FileTable) Stats() FileTableStats {
 // waiting for a descriptor and the completions waiting for Poll.
 func (t *FileTable) Pending() int { return t.waiting + len(t.ready) }
 
+// Waiting counts the ops waiting for a descriptor (they start when an op
+// in flight completes, not at Poll).
+func (t *FileTable) Waiting() int { return t.waiting }
+
 // Poll delivers up to countMax completions the table answered itself,
 // including those their callbacks cause, and returns how many ran.
 func (t *FileTable) Poll(countMax int) int {

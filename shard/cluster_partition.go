@@ -582,7 +582,7 @@ func (cp *clusterPartition) Snapshot(dst []byte) []byte {
 		return dst[:start+1]
 	}
 	limit := engine.SnapshotBytesMax - partitionSnapshotHeaderBytes - (1 << 20)
-	out, err := cp.p.part.ExportSnapshot(dst, limit, cp.ds.storage.direct)
+	out, err := cp.p.part.ExportSnapshot(dst, limit, cp.ds.storage)
 	if err != nil {
 		cp.ds.data.logger.Error("shard: partition snapshot failed", "partition", cp.p.key.String(), "err", err.Error())
 		return dst[:start+1]

@@ -93,6 +93,9 @@ func NewData(options DataOptions) (*Data, error) {
 			return nil, fmt.Errorf("shard: partition %v outside the namespace", spec.Key)
 		}
 	}
+	if err := options.deriveOpenFiles(); err != nil {
+		return nil, err
+	}
 	return &Data{options: options, logger: options.Logger, shards: make([]*DataShard, shardCountMax)}, nil
 }
 
@@ -150,7 +153,7 @@ func (d *Data) OnStart(sh *Shard) {
 	ds := &DataShard{
 		data:       d,
 		shard:      sh,
-		storage:    NewStorage(sh),
+		storage:    NewStorage(sh, max(d.options.OpenFilesMax/count, engine.OpenFilesMin)),
 		partitions: make(map[PartitionKey]*dataPartition),
 		pending:    make([][]Message, count),
 	}
