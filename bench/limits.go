@@ -108,6 +108,9 @@ const (
 	backgroundSettleCPUShare = 0.05
 	backgroundSettleWindow   = 500 * time.Millisecond
 	backgroundSettleMax      = time.Minute
+	// backgroundIdleWindow is how long the settled server's idle CPU is
+	// measured (the periodic ticks over its partitions and connections).
+	backgroundIdleWindow = 2 * time.Second
 	// SetupTimeout bounds creating or checking streams, topics and groups.
 	SetupTimeout = 2 * time.Minute
 	// ProgressInterval paces the progress bar redraws.

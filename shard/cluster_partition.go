@@ -350,6 +350,7 @@ func (cp *clusterPartition) applyAppend(entry *vsr.Entry) bool {
 	cp.appendsInflight++
 	err := cp.p.part.Append(&appendOp.AppendOp)
 	cp.p.ticking = true
+	cp.ds.tickMark(cp.p)
 	appendOp.Batch = nil
 	if err != nil {
 		cp.appendsInflight--
@@ -635,6 +636,7 @@ func (cp *clusterPartition) install() {
 				return
 			}
 			p.part, p.state = part, partitionOpen
+			ds.tickMark(p)
 			cp.appliedOp, cp.offsetNext, cp.skipUntil = restore.op, restore.next, part.OffsetNext()
 			cp.markedOp = restore.op // the install fdatasynced the contents
 			cp.purgeGen, cp.purgePending = restore.gen, 0

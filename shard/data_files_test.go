@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/engine"
 )
@@ -104,5 +105,52 @@ func checkFileTables(t *testing.T, h *dataHarness, share int, evicted bool) {
 			t.Fatalf("shard %d: %d partitions' files within %d open without closing any: %+v", shard, 48/h.shardCount(), share, stats)
 		}
 		t.Logf("shard %d: %+v", shard, stats)
+	}
+}
+
+// TestDataTickListDrains: the tick visits only partitions with work. After
+// appends to 20 partitions settle, every shard's tick list empties; an
+// append to one partition puts exactly that one back until it settles.
+func TestDataTickListDrains(t *testing.T) {
+	h := startData(t, BackendEpoll, DataOptions{Directory: t.TempDir()})
+	key := PartitionKey{Stream: 4, Topic: 1}
+	h.create(key, 20, PartitionConfig{Durability: engine.DurabilityWritten})
+	for partition := range uint32(20) {
+		key.Partition = partition
+		if result := h.appendAt(int(partition)%h.shardCount(), key, 0, 3, 0); result.Err != nil {
+			t.Fatal(result.Err)
+		}
+	}
+	waitTickLists(t, h, 0)
+	key.Partition = 7
+	owner := OwnerOf(key, h.shardCount())
+	h.on(owner, func(ds *DataShard) {
+		op := ds.Get()
+		op.Key, op.Batch, op.Done = key, testBatch(3, 1, 64), func(op *DataOp) { op.origin.Put(op) }
+		ds.Append(op)
+		if len(ds.tickList) != 1 || ds.tickList[0].key != key {
+			t.Errorf("after one append the tick list holds %d partitions", len(ds.tickList))
+		}
+	})
+	waitTickLists(t, h, 0)
+}
+
+// waitTickLists waits until every shard's tick list holds want
+// partitions (a few ticks).
+func waitTickLists(t *testing.T, h *dataHarness, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for shard := range h.shardCount() {
+		for {
+			var length int
+			h.on(shard, func(ds *DataShard) { length = len(ds.tickList) })
+			if length == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("shard %d: tick list holds %d partitions, want %d", shard, length, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }

@@ -39,10 +39,12 @@ type DataShard struct {
 	pendingCount int
 	retryTimer   TimerID // fires every turn while something waits
 	retryFn      func(time.Time)
-	parked       []*dataPartition // partitions holding ops to retry
-	parkedSpare  []*dataPartition // the other half of parked's double buffer
-	stopping     bool
-	heldTotal    uint64 // messages ever held for a full queue (tests, metrics)
+	// tickList holds the partitions the tick must visit (data_tick.go).
+	tickList    []*dataPartition
+	parked      []*dataPartition // partitions holding ops to retry
+	parkedSpare []*dataPartition // the other half of parked's double buffer
+	stopping    bool
+	heldTotal   uint64 // messages ever held for a full queue (tests, metrics)
 
 	clusterFailedFn func(req *ClusterRequest, err error)
 }
