@@ -91,18 +91,25 @@ func processRSSBytes(pid int) int64 {
 }
 
 // settle waits until the server process used less than
-// backgroundSettleCPUShare of a core over one backgroundSettleWindow, at
-// most backgroundSettleMax; without its process id it waits one
+// backgroundSettleCPUShare of a core in each of backgroundSettleQuiet
+// consecutive backgroundSettleWindows (one quiet window can fall in a
+// lull of partitions still opening after CreateTopic answered), at most
+// backgroundSettleMax; without its process id it waits one
 // backgroundSettleMax.
 func settle(ctx context.Context, pid int) error {
 	deadline := time.Now().Add(backgroundSettleMax)
 	before, known := processCPUSeconds(pid)
+	quiet := 0
 	for time.Now().Before(deadline) {
 		if err := sleepUntil(ctx, time.Now().Add(backgroundSettleWindow)); err != nil {
 			return err
 		}
 		after, ok := processCPUSeconds(pid)
-		if known && ok && after-before < backgroundSettleCPUShare*backgroundSettleWindow.Seconds() {
+		quiet++
+		if !known || !ok || after-before >= backgroundSettleCPUShare*backgroundSettleWindow.Seconds() {
+			quiet = 0
+		}
+		if quiet == backgroundSettleQuiet {
 			return nil
 		}
 		before, known = after, ok
