@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/engine/enginetest"
 )
@@ -462,5 +464,44 @@ func TestFileTableHandles(t *testing.T) {
 	}
 	if stats := backend.table.Stats(); stats.Open != 0 || stats.Handles != 0 || mem.OpenFiles() != 0 || mem.OpenPeak > 1 {
 		t.Fatalf("after closing every handle: %+v, storage open %d peak %d", stats, mem.OpenFiles(), mem.OpenPeak)
+	}
+}
+
+// TestOpenFilesLimit: RaiseOpenFilesLimit lifts a lowered soft limit back
+// to the hard one, and OpenFilesBudget leaves the reserve to the rest of
+// the process, never more than half the limit, never below OpenFilesMin.
+func TestOpenFilesLimit(t *testing.T) {
+	var limit unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &limit); err != nil {
+		t.Skipf("getrlimit RLIMIT_NOFILE: %v", err)
+	}
+	lowered := limit
+	lowered.Cur = max(limit.Max/2, 256)
+	if lowered.Cur >= limit.Max {
+		t.Skipf("hard limit %d too low to lower the soft one", limit.Max)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lowered); err != nil {
+		t.Skipf("setrlimit: %v", err)
+	}
+	defer func() { _ = unix.Setrlimit(unix.RLIMIT_NOFILE, &limit) }() // restored for the other tests
+	soft, err := engine.RaiseOpenFilesLimit()
+	if err != nil || soft != limit.Max {
+		t.Fatalf("raised soft limit %d, %v; want the hard limit %d", soft, err, limit.Max)
+	}
+	for _, c := range []struct {
+		limit   uint64
+		reserve int
+		want    int
+	}{
+		{20000, 10256, 10000}, // 10,000 connections: half the limit for files
+		{20000, 1280, 18720},
+		{1024, 1280, 512},
+		{64, 0, 64},
+		{10, 0, engine.OpenFilesMin},
+		{0, 100, engine.OpenFilesMin},
+	} {
+		if got := engine.OpenFilesBudget(c.limit, c.reserve); got != c.want {
+			t.Errorf("OpenFilesBudget(%d, %d) = %d, want %d", c.limit, c.reserve, got, c.want)
+		}
 	}
 }
