@@ -78,6 +78,9 @@ type Sharding struct {
 	PinCores      bool     `toml:"pin_cores"`
 	Backend       string   `toml:"backend"`
 	Spin          Duration `toml:"spin"`
+	// ConnectionAffinity moves a client connection to the shard owning the
+	// partitions its requests settle on (shard.ServerOptions).
+	ConnectionAffinity bool `toml:"connection_affinity"`
 }
 
 // Cache is the per-shard budget of recent batches kept in memory.

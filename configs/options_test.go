@@ -41,13 +41,18 @@ func TestServerOptions(t *testing.T) {
 	defaults, _ := Load("", nil)
 	all, err := defaults.Config.ServerOptions(RootCredentials(nil), []int{0, 1, 2}, nil)
 	if err != nil || !slices.Equal(all.Runtime.CPUs, []int{0, 1, 2}) || all.HeartbeatInterval != 30*time.Second ||
-		all.Runtime.Unpinned {
+		all.Runtime.Unpinned || all.ConnectionAffinityOff {
 		t.Fatalf("defaults: %+v %v", all.Runtime, err)
 	}
 	unpinned, _ := Load("", []string{"WHIPPET_SYSTEM_SHARDING_PIN_CORES=false"})
 	if options, err := unpinned.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
 		!options.Runtime.Unpinned {
 		t.Fatalf("pin_cores = false: %+v %v", options.Runtime, err)
+	}
+	stay, _ := Load("", []string{"WHIPPET_SYSTEM_SHARDING_CONNECTION_AFFINITY=false"})
+	if options, err := stay.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
+		!options.ConnectionAffinityOff {
+		t.Fatalf("connection_affinity = false: %+v %v", options, err)
 	}
 }
 
