@@ -56,12 +56,15 @@ type Metrics struct {
 
 // System holds storage, logging and the shard runtime.
 type System struct {
-	Path      string    `toml:"path"`
-	Logging   Logging   `toml:"logging"`
-	Sharding  Sharding  `toml:"sharding"`
-	Cache     Cache     `toml:"cache"`
-	Partition Partition `toml:"partition"`
-	Topic     Topic     `toml:"topic"`
+	Path string `toml:"path"`
+	// OpenFilesMax bounds the data files held open at once (0: derived
+	// from RLIMIT_NOFILE minus room for tcp.max_connections).
+	OpenFilesMax int       `toml:"open_files_max"`
+	Logging      Logging   `toml:"logging"`
+	Sharding     Sharding  `toml:"sharding"`
+	Cache        Cache     `toml:"cache"`
+	Partition    Partition `toml:"partition"`
+	Topic        Topic     `toml:"topic"`
 }
 
 // Logging sets the log level.

@@ -71,6 +71,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		Roster:                c.ClusterConfig(),
 		TokensPerUserMax:      c.PersonalAccessToken.MaxTokensPerUser,
 		ConnectionsMax:        c.TCP.MaxConnections,
+		OpenFilesMax:          c.System.OpenFilesMax,
 		RebalancingTimeout:    c.ConsumerGroup.RebalancingTimeout.Std(),
 		SegmentBytes:          uint64(c.System.Topic.SegmentSize),
 		Durability:            durability,

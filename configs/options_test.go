@@ -68,3 +68,25 @@ func TestServerOptionsRefusals(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestOpenFilesMax: system.open_files_max defaults to 0 (derived by the
+// data plane), an override reaches the server options, and a value below
+// the engine's least budget is refused naming the key.
+func TestOpenFilesMax(t *testing.T) {
+	defaults, err := Load("", nil)
+	if err != nil || defaults.Config.System.OpenFilesMax != 0 {
+		t.Fatalf("default open_files_max %d, %v", defaults.Config.System.OpenFilesMax, err)
+	}
+	loaded, err := Load("", []string{"WHIPPET_SYSTEM_OPEN_FILES_MAX=5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	options, err := loaded.Config.ServerOptions(RootCredentials(nil), []int{0}, nil)
+	if err != nil || options.OpenFilesMax != 5000 {
+		t.Fatalf("open_files_max override: %d, %v", options.OpenFilesMax, err)
+	}
+	_, err = Load("", []string{"WHIPPET_SYSTEM_OPEN_FILES_MAX=3"})
+	if err == nil || !strings.Contains(err.Error(), "system.open_files_max") {
+		t.Fatalf("open_files_max 3: %v, want an error naming the key", err)
+	}
+}

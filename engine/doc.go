@@ -25,6 +25,10 @@
 //	p.Tick()                                periodically: retries a stalled write
 //	p.Close(done) / p.Delete(done)
 //
+// A shard with many partitions opens them over a FileTable, a Storage
+// that bounds the files open at once (NewFileTable, RaiseOpenFilesLimit,
+// OpenFilesBudget).
+//
 // Completions arrive through the Storage the partition was opened with;
 // the shard's loop reaps them and calls Op.Callback. Buffers handed to
 // Storage come from PartitionOptions.Allocate (ring-registered buffers in
@@ -150,6 +154,12 @@
 //     segment holding an offset above the least stored consumer offset.
 //  8. Recovery verifies every batch (layout, frame and batch checksums,
 //     offset continuity) before serving; reads from disk verify again.
+//  10. A FileTable (files.go) keeps at most OpenMax files of its inner
+//     storage open, opens and closes in flight included, whatever the
+//     number of handles; it closes only files with no op in flight, least
+//     recently used first, reopens them by path on demand, and an op
+//     waiting for a descriptor waits for the next op in flight to complete
+//     instead of failing.
 //
 // Limits are named in limits.go; TestLimits asserts how they relate.
 package engine

@@ -116,3 +116,16 @@ const (
 	// CacheBytesDefault is the default per-shard cache budget.
 	CacheBytesDefault = cacheBytesDefault
 )
+
+// File table limits (files.go). A handle is a File holding a slot index
+// in its low fileIndexBits and the slot's generation above them, so it
+// stays a positive int32.
+const (
+	fileIndexBits      = 24
+	fileGenerationBits = 7
+	// fileHandlesMax bounds the live handles of one table: 16 Mi, four
+	// per partition for four million partitions.
+	fileHandlesMax = 1 << fileIndexBits
+	// fileOpsPooledMax bounds the carriers a table keeps for reuse.
+	fileOpsPooledMax = 1 << 10
+)

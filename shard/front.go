@@ -48,7 +48,8 @@ func StartServer(options ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	server.data, err = NewData(DataOptions{Directory: options.DataPath, Partitions: specs,
-		CacheBytes: options.CacheBytes, MaintenanceInterval: options.MaintenanceInterval, Logger: options.Logger})
+		CacheBytes: options.CacheBytes, MaintenanceInterval: options.MaintenanceInterval, Logger: options.Logger,
+		OpenFilesMax: options.OpenFilesMax, OpenFilesReserve: openFilesReserve(options.ConnectionsMax)})
 	if err != nil {
 		return nil, err
 	}

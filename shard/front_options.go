@@ -47,6 +47,10 @@ type ServerOptions struct {
 	// CacheBytes is each shard's recent-batch cache budget (0: the
 	// engine's default; negative: none).
 	CacheBytes int
+	// OpenFilesMax bounds the data files held open, all shards together
+	// (DataOptions.OpenFilesMax); 0 derives it from RLIMIT_NOFILE minus
+	// room for ConnectionsMax connections.
+	OpenFilesMax int
 	// MaintenanceInterval is how often retention runs (0: the data
 	// plane's default).
 	MaintenanceInterval time.Duration

@@ -70,6 +70,10 @@ type Shard struct {
 	spinIdle    int         // fruitless spins in a row
 	busy        bool        // completions arrived since the last idle check
 	idle        atomic.Bool // trimmed, and no completion since
+	// heapTrimDue and heapTrimmed (shard 0): the Go heap's pages are to be
+	// given back once every shard idles, and when they last were.
+	heapTrimDue bool
+	heapTrimmed time.Time
 
 	listener  int   // shard 0 with a listener: the listening fd, else -1
 	accepting bool  // the accept op is armed

@@ -42,6 +42,11 @@ type MemStorage struct {
 	// NoKick hides the engine.Kicker capability: partitions then write
 	// whole groups only, as on a storage that runs ops inside Submit.
 	NoKick bool
+	// FilesLimit, when positive, fails an open with EMFILE while that many
+	// handles are open (the process's RLIMIT_NOFILE). OpenPeak is the most
+	// handles ever open at once.
+	FilesLimit int
+	OpenPeak   int
 }
 
 type memFile struct {
@@ -94,6 +99,9 @@ func (s *MemStorage) Kicks() bool { return !s.NoKick }
 // Kick counts the call: queued ops complete in Run, as ever, so a test
 // decides whether a piece completes before the rest of its batch.
 func (s *MemStorage) Kick() { s.Kicked++ }
+
+// OpenFiles is the number of handles open now.
+func (s *MemStorage) OpenFiles() int { return len(s.handles) }
 
 // Pending is the number of ops in flight.
 func (s *MemStorage) Pending() int { return len(s.queue) }
@@ -167,6 +175,11 @@ func (s *MemStorage) execute(op *engine.Op) {
 }
 
 func (s *MemStorage) open(op *engine.Op) {
+	if s.FilesLimit > 0 && len(s.handles) >= s.FilesLimit {
+		op.Err = syscall.EMFILE
+		return
+	}
+	defer func() { s.OpenPeak = max(s.OpenPeak, len(s.handles)) }()
 	if op.Flags&engine.OpenDirectory != 0 {
 		s.handles[s.next] = handle{path: op.Path, directory: true}
 		op.Result = int64(s.next)
