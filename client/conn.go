@@ -136,7 +136,12 @@ func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
 		return false
 	}
 	head := c.pending[0]
-	c.pending = c.pending[1:]
+	c.pending[0] = nil
+	if len(c.pending) == 1 {
+		c.pending = c.pending[:0] // keeps the array: the next send appends without allocating
+	} else {
+		c.pending = c.pending[1:]
+	}
 	c.mu.Unlock()
 	<-c.slots
 	head.reply, head.buffer = reply, frame
