@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -122,6 +123,13 @@ func (c *conn) readLoop() {
 		}
 		if !c.deliver(reply, frame) {
 			return
+		}
+		if reader.Buffered() == 0 {
+			// The caller just woken sits in this P's next slot. Let it run
+			// (and send its next request) before this goroutine's read,
+			// which would only find the socket empty and park: the reply
+			// reaches its caller without another thread being woken.
+			runtime.Gosched()
 		}
 	}
 }
