@@ -35,3 +35,29 @@ func BenchmarkPipelinedSend(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSerialSend measures one caller's SendMessages round trips of
+// 10 × 1000-byte messages, one request in flight: the client's own cost
+// per request (encode, write, reply hand-off) plus a loopback peer's.
+func BenchmarkSerialSend(b *testing.B) {
+	p := startPeer(b, func(_ int, frame []byte) ([][]byte, bool) {
+		return [][]byte{replyFrame(b, frame, wire.SendConfirmations{{PartitionID: 0}})}, false
+	})
+	client, err := Dial(context.Background(), testOptions(p.address()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	messages := make([]wire.OutgoingMessage, 10)
+	for i := range messages {
+		messages[i] = wire.OutgoingMessage{Payload: make([]byte, 1000)}
+	}
+	b.SetBytes(int64(10 * 1000))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := client.SendMessages(context.Background(), stream1, topicOrders, wire.PartitionID(0),
+			messages); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

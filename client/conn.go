@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -123,6 +124,13 @@ func (c *conn) readLoop() {
 		if !c.deliver(reply, frame) {
 			return
 		}
+		if reader.Buffered() == 0 {
+			// The caller just woken sits in this P's next slot. Let it run
+			// (and send its next request) before this goroutine's read,
+			// which would only find the socket empty and park: the reply
+			// reaches its caller without another thread being woken.
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -136,7 +144,12 @@ func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
 		return false
 	}
 	head := c.pending[0]
-	c.pending = c.pending[1:]
+	c.pending[0] = nil
+	if len(c.pending) == 1 {
+		c.pending = c.pending[:0] // keeps the array: the next send appends without allocating
+	} else {
+		c.pending = c.pending[1:]
+	}
 	c.mu.Unlock()
 	<-c.slots
 	head.reply, head.buffer = reply, frame

@@ -283,7 +283,7 @@ func (f *front) OnFrame(conn *Conn, frame []byte) {
 	}
 	invariant.Assert(len(s.order.queue)+s.order.running < queuedFramesMax,
 		"front: a session holds at most the in-flight frames")
-	s.lastSeen = time.Now()
+	s.lastSeen = f.shard.now()
 	s.order.queue = append(s.order.queue, frame)
 	f.runQueue(s)
 }

@@ -178,7 +178,7 @@ func (f *front) onClassicFrame(s *session, frame []byte) {
 		s.conn.forgetFrame()
 		return
 	}
-	s.lastSeen = time.Now()
+	s.lastSeen = f.shard.now()
 	s.classic.queue = append(s.classic.queue, frame)
 	f.runClassic(s)
 }

@@ -97,7 +97,7 @@ func (f *front) runQueue(s *session) {
 		o.lane = next
 		seq := o.seqStart
 		o.seqStart++
-		f.serve(s, frameRef{buf: frame, seq: seq, started: time.Now()})
+		f.serve(s, frameRef{buf: frame, seq: seq, started: f.shard.now()})
 	}
 }
 

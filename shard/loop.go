@@ -14,7 +14,8 @@ import (
 func (sh *Shard) run() {
 	for !sh.exit {
 		sh.epochSeen = sh.runtime.epoch.Load()
-		work := sh.timers.fire(time.Now())
+		sh.clock = time.Now()
+		work := sh.timers.fire(sh.clock)
 		work += sh.takeMessages()
 		work += sh.takeExternal()
 		work += sh.runResumes()
@@ -42,12 +43,16 @@ func (sh *Shard) waitTimeout(work int) time.Duration {
 		timeout = time.Millisecond
 	}
 	if deadline, ok := sh.timers.next(); ok {
-		until := max(time.Until(deadline), 0)
+		// A turn that did nothing before its Wait still has the clock
+		// it read at its start.
+		until := max(deadline.Sub(sh.clock), 0)
+		if work > 0 {
+			until = max(time.Until(deadline), 0)
+		}
 		if timeout < 0 || until < timeout {
 			timeout = until
 		}
 	}
-	_ = work // blocking after work is fine: the Wait submits what it started
 	return timeout
 }
 
@@ -77,8 +82,17 @@ func (sh *Shard) wait(timeout time.Duration) int {
 	if count > 0 {
 		sh.spinIdle = 0
 		sh.busy = true
+		sh.clock = time.Now()
 	}
 	return count
+}
+
+// now is the turn's clock (loop.go), or the time when no turn ran yet.
+func (sh *Shard) now() time.Time {
+	if sh.clock.IsZero() {
+		return time.Now()
+	}
+	return sh.clock
 }
 
 // spin polls the backend without blocking for up to Options.Spin; a spin

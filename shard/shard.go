@@ -67,9 +67,13 @@ type Shard struct {
 	sleeping    atomic.Bool // blocked (or about to block) in Wait
 	completions []Completion
 	resume      []*Conn
-	spinIdle    int         // fruitless spins in a row
-	busy        bool        // completions arrived since the last idle check
-	idle        atomic.Bool // trimmed, and no completion since
+	spinIdle    int  // fruitless spins in a row
+	busy        bool // completions arrived since the last idle check
+	// clock is the loop turn's time, read at the turn's start and after a
+	// Wait that brought completions: what the turn starts is stamped with
+	// it instead of reading the clock once per request.
+	clock time.Time
+	idle  atomic.Bool // trimmed, and no completion since
 	// heapTrimDue and heapTrimmed (shard 0): the Go heap's pages are to be
 	// given back once every shard idles, and when they last were.
 	heapTrimDue bool

@@ -26,11 +26,15 @@ var (
 		"Cross-shard messages a shard handled.", []string{"shard"}, nil)
 	descShardAccepted = prometheus.NewDesc("whippet_shard_connections_accepted_total",
 		"Connections a shard took ownership of.", []string{"shard"}, nil)
+	descShardMovedIn = prometheus.NewDesc("whippet_shard_connections_moved_in_total",
+		"Connections other shards moved to this one because their partitions live here.", []string{"shard"}, nil)
+	descShardMovedOut = prometheus.NewDesc("whippet_shard_connections_moved_out_total",
+		"Connections this shard moved to the shard owning their partitions.", []string{"shard"}, nil)
 )
 
 func (c *shardCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, desc := range []*prometheus.Desc{descShardConnections, descShardQueueDepth, descShardRequests,
-		descShardBytesIn, descShardBytesOut, descShardMessages, descShardAccepted} {
+		descShardBytesIn, descShardBytesOut, descShardMessages, descShardAccepted, descShardMovedIn, descShardMovedOut} {
 		ch <- desc
 	}
 }
@@ -46,6 +50,8 @@ func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShardBytesOut, prometheus.CounterValue, float64(stats.BytesOut), label)
 		ch <- prometheus.MustNewConstMetric(descShardMessages, prometheus.CounterValue, float64(stats.MessagesIn), label)
 		ch <- prometheus.MustNewConstMetric(descShardAccepted, prometheus.CounterValue, float64(stats.ConnsAdopted), label)
+		ch <- prometheus.MustNewConstMetric(descShardMovedIn, prometheus.CounterValue, float64(stats.ConnsMovedIn), label)
+		ch <- prometheus.MustNewConstMetric(descShardMovedOut, prometheus.CounterValue, float64(stats.ConnsMovedOut), label)
 	}
 }
 
