@@ -197,6 +197,9 @@ func TestConnMoveServesWithoutHops(t *testing.T) {
 				if attempt == 50 {
 					t.Fatalf("the connection did not move in %d more sends", attempt)
 				}
+				// On a loaded machine the next send can keep beating the
+				// cancel; a growing pause lets the quiescent moment last.
+				time.Sleep(time.Duration(attempt) * time.Millisecond)
 				c.send(partition)
 			}
 			const sends = 200
