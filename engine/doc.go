@@ -94,11 +94,11 @@
 // partial last block, because O_DIRECT writes whole aligned blocks. After
 // the write (and fdatasync under DurabilityPersisted) the group's first
 // batch gets an index entry, the batches enter the shard's cache, and the
-// appends are acknowledged. A written buffer at least 1/8 full is handed to
-// the cache whole and the partition takes a fresh one (the next buffer got
-// the partial tail block when the write was issued), so a batch is copied
-// once, into the journal; a sparser buffer's batches are copied into the
-// cache. The cache frees a held buffer through Release on eviction. A segment whose size reached SegmentBytes is
+// appends are acknowledged. The cache copies the written batches into its
+// arena, memory outside the Go heap that the shards share within one
+// CacheBudget and that evicts oldest first: O_DIRECT bypasses the page
+// cache, so this is what serves a consumer reading recent data from
+// memory. A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
 //

@@ -418,6 +418,9 @@ func (ds *DataShard) maintain(now time.Time) {
 
 // tick runs every partition's Tick and retries parked ops.
 func (ds *DataShard) tick(time.Time) {
+	if ds.cache != nil {
+		ds.cache.Trim() // another shard may wait for the memory this one holds
+	}
 	for _, p := range ds.partitions {
 		if p.state == partitionDeleting && p.cluster != nil {
 			p.cluster.tick() // its group's last batch may wait for the engine

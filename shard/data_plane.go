@@ -16,8 +16,9 @@ import (
 type Data struct {
 	options DataOptions
 	logger  *slog.Logger
-	shards  []*DataShard // by shard ID, set in OnStart
-	opening atomic.Int64 // partitions still recovering, all shards
+	budget  *engine.CacheBudget // nil: no cache
+	shards  []*DataShard        // by shard ID, set in OnStart
+	opening atomic.Int64        // partitions still recovering, all shards
 	// cluster, when set, replicates the partitions' writes (ClusterInstall).
 	cluster *Cluster
 	fatal   atomic.Pointer[error]
@@ -93,7 +94,11 @@ func NewData(options DataOptions) (*Data, error) {
 			return nil, fmt.Errorf("shard: partition %v outside the namespace", spec.Key)
 		}
 	}
-	return &Data{options: options, logger: options.Logger, shards: make([]*DataShard, shardCountMax)}, nil
+	d := &Data{options: options, logger: options.Logger, shards: make([]*DataShard, shardCountMax)}
+	if options.CacheBytes > 0 {
+		d.budget = engine.NewCacheBudget(int64(options.CacheBytes))
+	}
+	return d, nil
 }
 
 // Install chains the data plane into options: OnStart opens the shard's
@@ -154,8 +159,8 @@ func (d *Data) OnStart(sh *Shard) {
 		partitions: make(map[PartitionKey]*dataPartition),
 		pending:    make([][]Message, count),
 	}
-	if d.options.CacheBytes > 0 {
-		ds.cache = engine.NewCache(d.options.CacheBytes)
+	if d.budget != nil {
+		ds.cache = engine.NewCache(d.budget, count)
 	}
 	ds.retryFn = func(time.Time) { ds.retry() }
 	ds.clusterFailedFn = ds.clusterFailed
