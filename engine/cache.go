@@ -15,9 +15,16 @@ import "github.com/whippetio/whippet/internal/invariant"
 // shrinking included), so a sequence is alive exactly when it is at or
 // above sequenceTail.
 //
-// A record returned by get is valid until the next insert or Trim. It is
-// not safe for concurrent use: one shard owns it; only the budget is
-// shared.
+// The copy stays off the path from a write's completion to its
+// acknowledgement when the shard drains: with a wake function set
+// (SetWake), the cache holds a written journal whole, reserves arena
+// room for its batches, serves them from the journal, and copies them
+// when the shard calls Drain (a slice per loop turn), then frees the
+// journal. Without one it copies at once.
+//
+// A record returned by get is valid until the next insert, hold, Drain
+// or Trim. It is not safe for concurrent use: one shard owns it; only
+// the budget is shared.
 type Cache struct {
 	budget    *CacheBudget
 	fairBytes int         // the share of the budget this cache may always claim
@@ -35,12 +42,31 @@ type Cache struct {
 	sequenceHead uint64
 	evictedCount uint64
 	failed       bool // mapping the arena failed: cache nothing
+	// held is a ring of journals whose batches wait for their copy, in
+	// sequence order; wake tells the shard to start draining it.
+	held     [cacheHeldMax]heldJournal
+	heldTail int
+	heldLen  int
+	wake     func()
 }
 
 type cacheEntry struct {
 	sequence uint64
-	at       int
+	at       int // arena position (reserved; filled once copied)
 	length   int
+	// journal is the held slot serving the record until its copy, or -1.
+	journal int
+	from    int // position in that journal
+}
+
+// heldJournal is a written journal whose batches have sequences
+// [sequenceFirst, sequenceEnd), of which those below copied are copied.
+type heldJournal struct {
+	data          []byte
+	release       func([]byte)
+	sequenceFirst uint64
+	sequenceEnd   uint64
+	copied        uint64
 }
 
 // CacheStats is a cache's state for metrics and tests.
@@ -49,6 +75,7 @@ type CacheStats struct {
 	Bytes         int64  // their bytes
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
+	HeldCount     int    // written journals waiting for their copy
 }
 
 // NewCache returns the cache of one of shardCount shards drawing on
@@ -81,12 +108,17 @@ func (c *Cache) insert(record []byte) (uint64, bool) {
 		return 0, false
 	}
 	copy(c.arena.data[at:at+length], record)
+	return c.record(at, length, -1, 0), true
+}
+
+func (c *Cache) record(at int, length int, journal int, from int) uint64 {
 	c.head = at + length
 	sequence := c.sequenceHead
-	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: at, length: length}
+	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: at, length: length,
+		journal: journal, from: from}
 	c.sequenceHead++
 	invariant.Assert(c.head <= c.capacityBytes, "records lie within the claimed arena")
-	return sequence, true
+	return sequence
 }
 
 // reserve makes room for length bytes and returns where they go.
@@ -209,6 +241,9 @@ func (c *Cache) get(sequence uint64) []byte {
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
+	if entry.journal >= 0 {
+		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
+	}
 	return c.arena.data[entry.at : entry.at+entry.length]
 }
 
@@ -218,6 +253,7 @@ func (c *Cache) Stats() CacheStats {
 		Records:       c.sequenceHead - c.sequenceTail,
 		CapacityBytes: int64(c.capacityBytes),
 		EvictedCount:  c.evictedCount,
+		HeldCount:     c.heldLen,
 	}
 	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
 		stats.Bytes += int64(c.entries[sequence%uint64(len(c.entries))].length)
@@ -225,10 +261,12 @@ func (c *Cache) Stats() CacheStats {
 	return stats
 }
 
-// Release drops every record and unmaps the arena, giving its memory
-// back to the budget. The shard calls it when it stops.
+// Release drops every record, frees the held journals and unmaps the
+// arena, giving its memory back to the budget. The shard calls it when
+// it stops.
 func (c *Cache) Release() {
 	c.sequenceTail = c.sequenceHead
+	c.Drain(0) // every record died: this frees the journals
 	c.head, c.wrapEnd = 0, 0
 	c.budget.release(int64(c.capacityBytes))
 	c.capacityBytes = 0
@@ -258,6 +296,18 @@ type partitionCache struct {
 // the budget, not by how full the partition's journals were.
 func (p *partitionCache) addWritten(buffer *writeBuffer) {
 	if p.cache == nil {
+		return
+	}
+	if p.cache.holds() {
+		first, ok := p.cache.hold(buffer.data, buffer.release, buffer.batches)
+		if !ok {
+			p.clear()
+			return
+		}
+		for index := range buffer.batches {
+			p.append(&buffer.batches[index], first+uint64(index))
+		}
+		buffer.data = nil // the cache frees it; the next append allocates a fresh one
 		return
 	}
 	for index := range buffer.batches {

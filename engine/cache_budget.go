@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -84,8 +85,10 @@ func (b *CacheBudget) release(bytes int64) {
 // MiB measured on a VM, against 0.1 ms for the copy), and that cost would
 // land on the shard's thread between a write's completion and its
 // acknowledgement. So a populator goroutine faults the claimed pages in
-// ahead of the copies (MADV_POPULATE_WRITE, chunk by chunk), and the
-// cache claims its growth a lead ahead of its need. A copy that outruns
+// ahead of the copies (MADV_POPULATE_WRITE, a piece at a time), and the
+// cache claims its growth a lead ahead of its need. The populator's
+// thread runs under SCHED_IDLE: it uses the time the shards and their
+// clients leave, and never takes a core from a shard mid-request. A copy that outruns
 // it faults its pages itself: the populator only maps pages, it never
 // writes their contents, so the two may touch one page in either order.
 // The arena does not ask for transparent huge pages: where the kernel
@@ -151,9 +154,15 @@ func (a *cacheArena) populate(from int, to int) {
 // populated bound, until unmap closes its requests.
 func (a *cacheArena) populator() {
 	defer close(a.stopped)
+	// The thread stays locked (it exits with the goroutine), so its
+	// idle policy never reaches another goroutine.
+	runtime.LockOSThread()
+	// A hint: where the policy is refused the populator runs at normal
+	// priority, which costs the shards some of their time while it works.
+	_ = unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0)
 	for request := range a.requests {
-		for at := request[0]; at < request[1]; at += cacheChunkBytes {
-			end := min(at+cacheChunkBytes, request[1])
+		for at := request[0]; at < request[1]; at += cachePopulateBytes {
+			end := min(at+cachePopulateBytes, request[1])
 			a.lock.Lock()
 			if int64(end) <= a.populated.Load() {
 				// A hint: on a kernel without MADV_POPULATE_WRITE (before

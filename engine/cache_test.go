@@ -127,3 +127,74 @@ func TestCacheRefuses(t *testing.T) {
 		t.Fatalf("budgets round down to whole blocks (small) and whole chunks (large)")
 	}
 }
+
+// TestCacheHeldJournals: with a wake function the cache holds written
+// journals and copies them on Drain. Method: seeded journals of a few
+// batches, drained by random slices; every live sequence returns its
+// bytes before and after its copy, the wake runs once per episode, each
+// journal is freed exactly once (after its copy or its eviction), and
+// Release frees what still waits.
+func TestCacheHeldJournals(t *testing.T) {
+	for _, seed := range []uint64{5, 6, 7} {
+		random := rand.New(rand.NewPCG(seed, seed+1))
+		cache := NewCache(NewCacheBudget(int64(256<<10)<<random.IntN(3)), 1)
+		wakes := 0
+		cache.SetWake(func() { wakes++ })
+		live := map[*byte]bool{}
+		release := func(data []byte) {
+			if !live[&data[0]] {
+				t.Fatalf("seed %d: a journal freed twice or never held", seed)
+			}
+			delete(live, &data[0])
+		}
+		want := map[uint64][]byte{}
+		waiting := false
+		for step := range 1500 {
+			data, batches := randomJournal(random, cache.recordBytesMax(), byte(step))
+			first, ok := cache.hold(data, release, batches)
+			if !ok {
+				t.Fatalf("seed %d step %d: a journal of %d batches refused", seed, step, len(batches))
+			}
+			live[&data[0]] = true
+			for index := range batches {
+				want[first+uint64(index)] = bytes.Clone(data[batches[index].at : batches[index].at+batches[index].length])
+			}
+			if !waiting && wakes == 0 {
+				t.Fatalf("seed %d step %d: no wake for the first held journal", seed, step)
+			}
+			checkCacheModel(t, cache, want, first+uint64(len(batches)-1))
+			waiting = cache.Drain(random.IntN(64 << 10))
+			if !waiting {
+				wakes = 0
+				if len(live) != 0 {
+					t.Fatalf("seed %d step %d: drained, but %d journals are not freed", seed, step, len(live))
+				}
+			}
+			checkCacheModel(t, cache, want, first+uint64(len(batches)-1))
+		}
+		cache.Release()
+		if len(live) != 0 {
+			t.Fatalf("seed %d: %d journals not freed by Release", seed, len(live))
+		}
+	}
+}
+
+// randomJournal lays out one to four batches of random lengths, filled
+// with serial, at random gaps in a buffer.
+func randomJournal(random *rand.Rand, lengthMax int, serial byte) ([]byte, []journalBatch) {
+	var batches []journalBatch
+	at := random.IntN(512)
+	for range 1 + random.IntN(4) {
+		length := 1 + random.IntN(lengthMax/2)
+		batches = append(batches, journalBatch{at: at, length: length})
+		at += length + random.IntN(64)
+	}
+	data := make([]byte, at)
+	for index := range batches {
+		batch := &batches[index]
+		for position := batch.at; position < batch.at+batch.length; position++ {
+			data[position] = serial + byte(position)
+		}
+	}
+	return data, batches
+}

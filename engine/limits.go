@@ -59,9 +59,16 @@ const (
 	// cache claims memory (when the budget has it), for the populator to
 	// fault in before the copies reach it: 64 batches of 1 MiB.
 	cachePopulateLeadBytes = 64 << 20
+	// cachePopulateBytes is what the populator faults in per system
+	// call: short enough that trim waits little for it.
+	cachePopulateBytes = 256 << 10
 	// cachePopulateRequestsMax bounds the ranges waiting for the
 	// populator; past it the copies fault their own pages.
 	cachePopulateRequestsMax = 64
+	// cacheHeldMax bounds the written journals a cache holds while their
+	// copies wait for the shard's next loop turns; past it the oldest is
+	// copied at once.
+	cacheHeldMax = 16
 	// cacheEntriesMax bounds the number of batches one shard's cache
 	// holds (8 MiB of entries, address space until used).
 	cacheEntriesMax = 1 << 18

@@ -31,6 +31,10 @@ type DataShard struct {
 	shard   *Shard
 	storage *Storage
 	cache   *engine.Cache
+	// drainTimer copies the cache's held journals a slice per loop turn
+	// while it has some (0: none waiting).
+	drainTimer TimerID
+	drainFn    func(time.Time)
 
 	partitions map[PartitionKey]*dataPartition
 	free       []*DataOp
@@ -161,6 +165,8 @@ func (d *Data) OnStart(sh *Shard) {
 	}
 	if d.budget != nil {
 		ds.cache = engine.NewCache(d.budget, count)
+		ds.cache.SetWake(ds.armDrain)
+		ds.drainFn = func(time.Time) { ds.drain() }
 	}
 	ds.retryFn = func(time.Time) { ds.retry() }
 	ds.clusterFailedFn = ds.clusterFailed
