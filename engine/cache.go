@@ -42,6 +42,7 @@ type Cache struct {
 	sequenceHead uint64
 	evictedCount uint64
 	failed       bool // mapping the arena failed: cache nothing
+	ahead        bool // a populator goroutine faults the arena in (PopulateAhead)
 	// held is a ring of journals whose batches wait for their copy, in
 	// sequence order; wake tells the shard to start draining it.
 	held     [cacheHeldMax]heldJournal
@@ -76,6 +77,7 @@ type CacheStats struct {
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
 	HeldCount     int    // written journals waiting for their copy
+	ReadyBytes    int64  // of CapacityBytes, what records may use (faulted in)
 }
 
 // NewCache returns the cache of one of shardCount shards drawing on
@@ -131,23 +133,35 @@ func (c *Cache) reserve(length int) (int, bool) {
 			c.head, c.wrapEnd = 0, 0
 		}
 		if !c.wrapped() {
-			if c.head+length <= c.capacityBytes || c.grow(c.head+length) {
+			if c.head+length > c.capacityBytes {
+				c.grow(c.head + length)
+			}
+			if c.head+length <= c.usableBytes() {
 				return c.head, true
 			}
 			if c.empty() {
-				return 0, false // even an empty arena cannot grow to hold it
+				return 0, false // the arena cannot hold it yet, or ever
 			}
 			c.wrapEnd, c.head = c.head, 0
 		}
 		for c.wrapped() && c.head+length > c.entries[c.sequenceTail%uint64(len(c.entries))].at {
 			c.evict()
 		}
-		if c.wrapped() || c.head+length <= c.capacityBytes {
+		if c.wrapped() || c.head+length <= c.usableBytes() {
 			return c.head, true
 		}
 	}
 	invariant.Assert(false, "a reserve settles within three passes")
 	return 0, false
+}
+
+// usableBytes is the part of the arena records may go in: claimed and
+// faulted in by the populator.
+func (c *Cache) usableBytes() int {
+	if c.arena == nil {
+		return 0
+	}
+	return min(c.capacityBytes, c.arena.readyBytes())
 }
 
 func (c *Cache) empty() bool { return c.sequenceTail == c.sequenceHead }
@@ -167,7 +181,7 @@ func (c *Cache) grow(needBytes int) bool {
 		return false
 	}
 	if c.arena == nil {
-		arena, err := mapArena(int(c.budget.limitBytes))
+		arena, err := mapArena(int(c.budget.limitBytes), c.ahead)
 		if err != nil {
 			c.failed = true
 			return false
@@ -191,7 +205,11 @@ func (c *Cache) claim(capacityBytes int) bool {
 	if !c.budget.claim(int64(capacityBytes-c.capacityBytes), int64(c.capacityBytes), int64(c.fairBytes)) {
 		return false
 	}
-	c.arena.populate(c.capacityBytes, capacityBytes)
+	if c.ahead {
+		c.arena.populate(c.capacityBytes, capacityBytes)
+	} else {
+		c.arena.populateNow(c.capacityBytes, capacityBytes)
+	}
 	c.capacityBytes = capacityBytes
 	return true
 }
@@ -254,6 +272,7 @@ func (c *Cache) Stats() CacheStats {
 		CapacityBytes: int64(c.capacityBytes),
 		EvictedCount:  c.evictedCount,
 		HeldCount:     c.heldLen,
+		ReadyBytes:    int64(c.usableBytes()),
 	}
 	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
 		stats.Bytes += int64(c.entries[sequence%uint64(len(c.entries))].length)

@@ -81,33 +81,39 @@ func (b *CacheBudget) release(bytes int64) {
 // become resident as the cache grows and leave when it shrinks
 // (MADV_DONTNEED).
 //
-// Faulting in fresh memory costs more than the copy into it (0.35 ms per
-// MiB measured on a VM, against 0.1 ms for the copy), and that cost would
-// land on the shard's thread between a write's completion and its
-// acknowledgement. So a populator goroutine faults the claimed pages in
-// ahead of the copies (MADV_POPULATE_WRITE, a piece at a time), and the
-// cache claims its growth a lead ahead of its need. The populator's
-// thread runs under SCHED_IDLE: it uses the time the shards and their
-// clients leave, and never takes a core from a shard mid-request. A copy that outruns
-// it faults its pages itself: the populator only maps pages, it never
-// writes their contents, so the two may touch one page in either order.
-// The arena does not ask for transparent huge pages: where the kernel
-// defragments madvised regions on fault, a huge page may stall in direct
-// compaction on a host whose memory is full of page cache.
+// Faulting in fresh memory costs more than the copy into it (0.35-0.6
+// ms per MiB measured on a VM, against 0.1 ms for the copy), and on the
+// shard's thread that cost would delay whatever request came next. So a
+// populator goroutine faults claimed pages in (MADV_POPULATE_WRITE, a
+// piece at a time), the cache claims its growth a lead ahead of its need,
+// and it places records only in pages the populator made ready
+// (readyBytes): while the populator lags, the cache reuses the memory it
+// has, evicting its oldest records, instead of faulting. The populator's
+// thread runs at nice cachePopulateNice: on a busy host it takes a small
+// share of a core from the shards (the cache then grows slowly), on an
+// idle one all it needs. (SCHED_IDLE would starve it, and the cache
+// with it, whenever anything else runs.) The arena does not ask for
+// transparent huge pages: where the kernel defragments madvised regions
+// on fault, a huge page may stall in direct compaction on a host whose
+// memory is full of page cache.
 type cacheArena struct {
 	mapping []byte // what mmap returned (munmap takes it back)
 	data    []byte // the chunk-aligned part records go in
-	// populated bounds what the populator may fault in: the claimed
-	// capacity. lock is held by the populator while it faults a chunk in
-	// and by trim while it lowers the bound, so no page is faulted in
-	// after trim gave it back.
-	populated atomic.Int64
-	lock      sync.Mutex
-	requests  chan [2]int // ranges to fault in, by the shard's thread
-	stopped   chan struct{}
+	// claimed bounds what the populator may fault in (the cache's claimed
+	// capacity); ready is how much of the arena, from its start, it has
+	// faulted in. lock is held by the populator while it faults a piece in
+	// and by trim while it lowers both, so no page is faulted in after
+	// trim gave it back.
+	claimed  atomic.Int64
+	ready    atomic.Int64
+	lock     sync.Mutex
+	requests chan int // claimed ends to fault in up to, by the shard's thread
+	stopped  chan struct{}
 }
 
-func mapArena(bytes int) (*cacheArena, error) {
+// mapArena maps an arena of bytes; with ahead a populator goroutine
+// faults in claimed memory, else the claimer does (populateNow).
+func mapArena(bytes int, ahead bool) (*cacheArena, error) {
 	invariant.Assert(bytes > 0, "an arena has bytes")
 	bytes = (bytes + cacheChunkBytes - 1) / cacheChunkBytes * cacheChunkBytes
 	mapping, err := unix.Mmap(-1, 0, bytes+cacheChunkBytes, unix.PROT_READ|unix.PROT_WRITE,
@@ -117,11 +123,17 @@ func mapArena(bytes int) (*cacheArena, error) {
 	}
 	start := alignChunk(mapping)
 	data := mapping[start : start+bytes : start+bytes]
-	arena := &cacheArena{mapping: mapping, data: data, requests: make(chan [2]int, cachePopulateRequestsMax),
-		stopped: make(chan struct{})}
-	go arena.populator()
+	arena := &cacheArena{mapping: mapping, data: data}
+	if ahead {
+		arena.requests, arena.stopped = make(chan int, cachePopulateRequestsMax), make(chan struct{})
+		go arena.populator()
+	}
 	return arena, nil
 }
+
+// readyBytes is the prefix of the arena records may go in without a
+// fault; the shard's thread.
+func (a *cacheArena) readyBytes() int { return int(a.ready.Load()) }
 
 // trim gives the pages of data[from:to] back to the kernel; they read as
 // zeros and cost memory again only when touched. from is the new
@@ -129,7 +141,8 @@ func mapArena(bytes int) (*cacheArena, error) {
 func (a *cacheArena) trim(from int, to int) {
 	invariant.Assert(from >= 0 && from <= to && to <= len(a.data), "a trim lies within the arena")
 	a.lock.Lock()
-	a.populated.Store(int64(from))
+	a.claimed.Store(int64(from))
+	a.ready.Store(min(a.ready.Load(), int64(from)))
 	a.lock.Unlock()
 	if from == to {
 		return
@@ -138,49 +151,78 @@ func (a *cacheArena) trim(from int, to int) {
 	invariant.Assert(err == nil, "madvise of a mapping the cache owns failed")
 }
 
+// populateNow faults in data[from:to] on the calling thread (an arena
+// without a populator); from is where the ready memory ends.
+func (a *cacheArena) populateNow(from int, to int) {
+	invariant.Assert(a.requests == nil, "an arena with a populator populates ahead")
+	invariant.Assert(int64(from) == a.ready.Load() && from <= to, "populating continues the ready memory")
+	a.claimed.Store(int64(to))
+	for a.populatePiece(to) {
+	}
+}
+
 // populate asks the populator to fault in data[from:to], the claimed
-// growth; when it is behind by cachePopulateRequestsMax ranges the copies
-// fault their pages themselves.
+// growth. When it is behind by cachePopulateRequestsMax requests this
+// one is dropped: the next covers it.
 func (a *cacheArena) populate(from int, to int) {
 	invariant.Assert(from >= 0 && from <= to && to <= len(a.data), "a populate lies within the arena")
-	a.populated.Store(int64(to))
+	a.claimed.Store(int64(to))
 	select {
-	case a.requests <- [2]int{from, to}:
+	case a.requests <- to:
 	default:
 	}
 }
 
-// populator faults in requested ranges a chunk at a time, below the
-// populated bound, until unmap closes its requests.
+// populator faults in requested ranges a piece at a time, below the
+// claimed bound, until unmap closes its requests.
 func (a *cacheArena) populator() {
 	defer close(a.stopped)
 	// The thread stays locked (it exits with the goroutine), so its
 	// idle policy never reaches another goroutine.
 	runtime.LockOSThread()
-	// A hint: where the policy is refused the populator runs at normal
-	// priority, which costs the shards some of their time while it works.
-	_ = unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0)
+	// A hint: where it is refused the populator runs at the process's
+	// priority, which costs the shards more of their time while it works.
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), cachePopulateNice)
 	for request := range a.requests {
-		for at := request[0]; at < request[1]; at += cachePopulateBytes {
-			end := min(at+cachePopulateBytes, request[1])
-			a.lock.Lock()
-			if int64(end) <= a.populated.Load() {
-				// A hint: on a kernel without MADV_POPULATE_WRITE (before
-				// 5.14) the copies fault the pages in one by one.
-				_ = unix.Madvise(a.data[at:end], unix.MADV_POPULATE_WRITE)
-			}
-			a.lock.Unlock()
+		// From where the arena is ready, not from the request's start: a
+		// range dropped while the populator lagged, or skipped after a
+		// trim, is covered by the next one.
+		for a.populatePiece(request) {
 		}
 	}
+}
+
+// populatePiece faults in the next piece below target and reports
+// whether more remain.
+func (a *cacheArena) populatePiece(target int) bool {
+	a.lock.Lock()
+	defer a.lock.Unlock()
+	from := int(a.ready.Load())
+	to := min(from+cachePopulateBytes, target, int(a.claimed.Load()))
+	if to <= from {
+		return false
+	}
+	// On a kernel without MADV_POPULATE_WRITE (before 5.14) the pages
+	// are touched one by one instead.
+	if err := unix.Madvise(a.data[from:to], unix.MADV_POPULATE_WRITE); err != nil {
+		for at := from; at < to; at += blockBytes {
+			a.data[at] = 0 // the range holds no record yet: claimed, not ready
+		}
+	}
+	a.ready.Store(int64(to))
+	return true
 }
 
 // unmap stops the populator, then unmaps the arena.
 func (a *cacheArena) unmap() {
 	a.lock.Lock()
-	a.populated.Store(0) // the populator skips what it still has queued
+	a.claimed.Store(0) // the populator skips what it still has queued
+	a.ready.Store(0)
 	a.lock.Unlock()
-	close(a.requests)
-	<-a.stopped
+	if a.requests != nil {
+		close(a.requests)
+		<-a.stopped
+	}
 	err := unix.Munmap(a.mapping)
 	invariant.Assert(err == nil, "munmap of a mapping the cache owns failed")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestCacheModel drives one cache with a seeded stream of records of
@@ -197,4 +198,44 @@ func randomJournal(random *rand.Rand, lengthMax int, serial byte) ([]byte, []jou
 		}
 	}
 	return data, batches
+}
+
+// TestCachePopulateAhead: with a populator the cache places records only
+// in memory it made ready. Method: the first insert finds nothing ready
+// and is refused (the partition reads that batch from disk); once the
+// populator caught up with the claimed capacity, records up to it are
+// all kept; Release stops the populator before it unmaps.
+func TestCachePopulateAhead(t *testing.T) {
+	budget := NewCacheBudget(64 << 20)
+	cache := NewCache(budget, 1)
+	cache.PopulateAhead()
+	record := make([]byte, 256<<10)
+	if _, ok := cache.insert(record); ok && cache.arena.readyBytes() < len(record) {
+		t.Fatalf("a record went into memory the populator had not made ready")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for cache.arena.readyBytes() < cache.capacityBytes {
+		if time.Now().After(deadline) {
+			t.Fatalf("the populator made %d of %d claimed bytes ready in 20 s", cache.arena.readyBytes(), cache.capacityBytes)
+		}
+		time.Sleep(time.Millisecond) // the populator is a goroutine of its own
+	}
+	before := cache.Stats()
+	kept := (cache.capacityBytes - cache.head) / len(record)
+	for index := range kept {
+		if _, ok := cache.insert(record); !ok {
+			t.Fatalf("record %d refused with %d bytes ready", index, cache.arena.readyBytes())
+		}
+	}
+	if stats := cache.Stats(); stats.EvictedCount != before.EvictedCount || cache.head > cache.arena.readyBytes() {
+		t.Fatalf("evicted %d records within ready memory, head %d of %d ready", stats.EvictedCount-before.EvictedCount,
+			cache.head, cache.arena.readyBytes())
+	}
+	arena := cache.arena
+	cache.Release()
+	select {
+	case <-arena.stopped:
+	default:
+		t.Fatalf("Release left the populator running")
+	}
 }

@@ -166,6 +166,7 @@ func (d *Data) OnStart(sh *Shard) {
 	if d.budget != nil {
 		ds.cache = engine.NewCache(d.budget, count)
 		ds.cache.SetWake(ds.armDrain)
+		ds.cache.PopulateAhead()
 		ds.drainFn = func(time.Time) { ds.drain() }
 	}
 	ds.retryFn = func(time.Time) { ds.retry() }
