@@ -140,6 +140,13 @@
 //     segment holding an offset above the least stored consumer offset.
 //  8. Recovery verifies every batch (layout, frame and batch checksums,
 //     offset continuity) before serving; reads from disk verify again.
+//  10. The cache returns a batch's exact written bytes or nothing: its
+//     records die in sequence order (oldest first, shrinking included),
+//     a record lies only in arena memory that is claimed from the
+//     CacheBudget and (with PopulateAhead) faulted in, a held journal is
+//     freed once, after its live batches were copied or died, and the
+//     caches of all shards claim at most the budget's limit plus one
+//     shard's fair share, only while the budget is under pressure.
 //
 // Limits are named in limits.go; TestLimits asserts how they relate.
 package engine
