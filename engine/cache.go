@@ -77,7 +77,7 @@ type CacheStats struct {
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
 	HeldCount     int    // written journals waiting for their copy
-	ReadyBytes    int64  // of CapacityBytes, what records may use (faulted in)
+	ReadyBytes    int64  // of CapacityBytes, what is faulted in ahead of the copies
 }
 
 // NewCache returns the cache of one of shardCount shards drawing on
@@ -86,10 +86,12 @@ func NewCache(budget *CacheBudget, shardCount int) *Cache {
 	invariant.Assert(budget != nil, "a cache has a budget")
 	invariant.Assert(shardCount > 0, "a cache belongs to one of some shards")
 	fair := budget.limitBytes / int64(shardCount) / budget.chunkBytes * budget.chunkBytes
+	entries, err := mapEntries(cacheEntriesMax)
 	return &Cache{
 		budget:    budget,
 		fairBytes: int(fair),
-		entries:   make([]cacheEntry, cacheEntriesMax),
+		entries:   entries,
+		failed:    err != nil, // no room for its entries: a cache that caches nothing
 	}
 }
 
@@ -101,7 +103,7 @@ func (c *Cache) recordBytesMax() int { return max(c.fairBytes/4, int(c.budget.ch
 // when the cache cannot hold it (too large, no memory).
 func (c *Cache) insert(record []byte) (uint64, bool) {
 	length := len(record)
-	if length == 0 || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes || c.failed {
+	if c.failed || length == 0 || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes {
 		return 0, false
 	}
 	c.Trim()
@@ -155,9 +157,10 @@ func (c *Cache) reserve(length int) (int, bool) {
 	return 0, false
 }
 
-// usableBytes is the part of the arena records may go in: claimed and
-// faulted in by the populator.
-func (c *Cache) usableBytes() int {
+// usableBytes is the part of the arena records may go in.
+func (c *Cache) usableBytes() int { return c.capacityBytes }
+
+func (c *Cache) readyBytes() int {
 	if c.arena == nil {
 		return 0
 	}
@@ -272,7 +275,7 @@ func (c *Cache) Stats() CacheStats {
 		CapacityBytes: int64(c.capacityBytes),
 		EvictedCount:  c.evictedCount,
 		HeldCount:     c.heldLen,
-		ReadyBytes:    int64(c.usableBytes()),
+		ReadyBytes:    int64(c.readyBytes()),
 	}
 	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
 		stats.Bytes += int64(c.entries[sequence%uint64(len(c.entries))].length)
@@ -293,6 +296,8 @@ func (c *Cache) Release() {
 		c.arena.unmap()
 		c.arena = nil
 	}
+	unmapEntries(c.entries)
+	c.entries, c.failed = nil, true
 }
 
 // cachedBatch is a partition's view of one of its batches in the cache.

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -85,14 +84,16 @@ func (b *CacheBudget) release(bytes int64) {
 // ms per MiB measured on a VM, against 0.1 ms for the copy), and on the
 // shard's thread that cost would delay whatever request came next. So a
 // populator goroutine faults claimed pages in (MADV_POPULATE_WRITE, a
-// piece at a time), the cache claims its growth a lead ahead of its need,
-// and it places records only in pages the populator made ready
-// (readyBytes): while the populator lags, the cache reuses the memory it
-// has, evicting its oldest records, instead of faulting. The populator's
-// thread runs at nice cachePopulateNice: on a busy host it takes a small
-// share of a core from the shards (the cache then grows slowly), on an
-// idle one all it needs. (SCHED_IDLE would starve it, and the cache
-// with it, whenever anything else runs.) The arena does not ask for
+// piece at a time) and the cache claims its growth a lead ahead of its
+// need; the shard's copies (drained after the acknowledgements, a slice
+// at a time) fault in only what the populator has not reached. The
+// populator runs at the process's priority: on an idle host it takes
+// spare CPU, on a busy one a fair share, and the scheduler favours the
+// shards' threads, which sleep between completions, over it, which does
+// not. Placing records only in memory it had made ready (and at nice 10)
+// was tried: on a busy host the cache then wrapped each time it caught
+// up with the populator, and a consumer reading back a 2 GB prefill
+// found most of it on disk. The arena does not ask for
 // transparent huge pages: where the kernel defragments madvised regions
 // on fault, a huge page may stall in direct compaction on a host whose
 // memory is full of page cache.
@@ -131,8 +132,7 @@ func mapArena(bytes int, ahead bool) (*cacheArena, error) {
 	return arena, nil
 }
 
-// readyBytes is the prefix of the arena records may go in without a
-// fault; the shard's thread.
+// readyBytes is the prefix of the arena the populator faulted in.
 func (a *cacheArena) readyBytes() int { return int(a.ready.Load()) }
 
 // trim gives the pages of data[from:to] back to the kernel; they read as
@@ -177,12 +177,6 @@ func (a *cacheArena) populate(from int, to int) {
 // claimed bound, until unmap closes its requests.
 func (a *cacheArena) populator() {
 	defer close(a.stopped)
-	// The thread stays locked (it exits with the goroutine), so its
-	// idle policy never reaches another goroutine.
-	runtime.LockOSThread()
-	// A hint: where it is refused the populator runs at the process's
-	// priority, which costs the shards more of their time while it works.
-	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), cachePopulateNice)
 	for request := range a.requests {
 		// From where the arena is ready, not from the request's start: a
 		// range dropped while the populator lagged, or skipped after a
@@ -202,13 +196,11 @@ func (a *cacheArena) populatePiece(target int) bool {
 	if to <= from {
 		return false
 	}
-	// On a kernel without MADV_POPULATE_WRITE (before 5.14) the pages
-	// are touched one by one instead.
-	if err := unix.Madvise(a.data[from:to], unix.MADV_POPULATE_WRITE); err != nil {
-		for at := from; at < to; at += blockBytes {
-			a.data[at] = 0 // the range holds no record yet: claimed, not ready
-		}
-	}
+	// On a kernel without MADV_POPULATE_WRITE (before 5.14) this does
+	// nothing.
+	// Pages are never written here (the shard may be copying into them):
+	// without it they fault in on the copies.
+	_ = unix.Madvise(a.data[from:to], unix.MADV_POPULATE_WRITE)
 	a.ready.Store(int64(to))
 	return true
 }
@@ -225,6 +217,28 @@ func (a *cacheArena) unmap() {
 	}
 	err := unix.Munmap(a.mapping)
 	invariant.Assert(err == nil, "munmap of a mapping the cache owns failed")
+}
+
+// mapEntries maps a cache's entry ring outside the Go heap: 10 MiB of
+// address space per shard whose pages cost memory only once entries are
+// written there (a heap slice would be zeroed, and so made resident, when
+// it reuses memory the heap held before, e.g. startup's password hash).
+func mapEntries(count int) ([]cacheEntry, error) {
+	bytes := count * int(unsafe.Sizeof(cacheEntry{}))
+	mapping, err := unix.Mmap(-1, 0, bytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*cacheEntry)(unsafe.Pointer(unsafe.SliceData(mapping))), count), nil
+}
+
+func unmapEntries(entries []cacheEntry) {
+	if entries == nil {
+		return
+	}
+	bytes := len(entries) * int(unsafe.Sizeof(cacheEntry{}))
+	err := unix.Munmap(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(entries))), bytes))
+	invariant.Assert(err == nil, "munmap of the entries the cache owns failed")
 }
 
 // alignChunk returns where the first chunk-aligned address of mapping is.

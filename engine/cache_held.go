@@ -9,9 +9,8 @@ import "github.com/whippetio/whippet/internal/invariant"
 func (c *Cache) SetWake(wake func()) { c.wake = wake }
 
 // PopulateAhead makes a goroutine fault in the arena's memory ahead of
-// the copies, and the cache use only memory it made ready; call it
-// before the first insert. Without it the shard's thread faults the
-// memory in as the cache grows. See cacheArena.
+// the copies; call it before the first insert. Without it the copies
+// fault the memory in as the cache grows. See cacheArena.
 func (c *Cache) PopulateAhead() {
 	invariant.Assert(c.arena == nil, "populating ahead is chosen before the arena is mapped")
 	c.ahead = true

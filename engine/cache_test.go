@@ -200,37 +200,35 @@ func randomJournal(random *rand.Rand, lengthMax int, serial byte) ([]byte, []jou
 	return data, batches
 }
 
-// TestCachePopulateAhead: with a populator the cache places records only
-// in memory it made ready. Method: the first insert finds nothing ready
-// and is refused (the partition reads that batch from disk); once the
-// populator caught up with the claimed capacity, records up to it are
-// all kept; Release stops the populator before it unmaps.
+// TestCachePopulateAhead: with a populator the cache's claimed memory
+// becomes resident ahead of the copies, records keep their bytes, and
+// Release stops the populator before it unmaps. Method: insert a few
+// records, wait for the populator to reach the claimed capacity (the
+// first claim takes a lead beyond the need), check them.
 func TestCachePopulateAhead(t *testing.T) {
 	budget := NewCacheBudget(64 << 20)
 	cache := NewCache(budget, 1)
 	cache.PopulateAhead()
-	record := make([]byte, 256<<10)
-	if _, ok := cache.insert(record); ok && cache.arena.readyBytes() < len(record) {
-		t.Fatalf("a record went into memory the populator had not made ready")
+	want := map[uint64][]byte{}
+	for index := range 8 {
+		record := bytes.Repeat([]byte{byte(index + 1)}, 256<<10)
+		sequence, ok := cache.insert(record)
+		if !ok {
+			t.Fatalf("record %d refused", index)
+		}
+		want[sequence] = record
+	}
+	if cache.capacityBytes <= cache.head {
+		t.Fatalf("capacity %d: the claim took no lead beyond the need %d", cache.capacityBytes, cache.head)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for cache.arena.readyBytes() < cache.capacityBytes {
+	for cache.Stats().ReadyBytes < int64(cache.capacityBytes) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the populator made %d of %d claimed bytes ready in 20 s", cache.arena.readyBytes(), cache.capacityBytes)
+			t.Fatalf("the populator made %d of %d claimed bytes ready in 20 s", cache.Stats().ReadyBytes, cache.capacityBytes)
 		}
 		time.Sleep(time.Millisecond) // the populator is a goroutine of its own
 	}
-	before := cache.Stats()
-	kept := (cache.capacityBytes - cache.head) / len(record)
-	for index := range kept {
-		if _, ok := cache.insert(record); !ok {
-			t.Fatalf("record %d refused with %d bytes ready", index, cache.arena.readyBytes())
-		}
-	}
-	if stats := cache.Stats(); stats.EvictedCount != before.EvictedCount || cache.head > cache.arena.readyBytes() {
-		t.Fatalf("evicted %d records within ready memory, head %d of %d ready", stats.EvictedCount-before.EvictedCount,
-			cache.head, cache.arena.readyBytes())
-	}
+	checkCacheModel(t, cache, want, uint64(len(want)-1))
 	arena := cache.arena
 	cache.Release()
 	select {

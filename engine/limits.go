@@ -62,9 +62,6 @@ const (
 	// cachePopulateBytes is what the populator faults in per system
 	// call: short enough that trim waits little for it.
 	cachePopulateBytes = 256 << 10
-	// cachePopulateNice is the populator thread's nice value: weight 110
-	// against a shard's 1024, about a tenth of a contended core.
-	cachePopulateNice = 10
 	// cachePopulateRequestsMax bounds the ranges waiting for the
 	// populator; past it the copies fault their own pages.
 	cachePopulateRequestsMax = 64
