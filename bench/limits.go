@@ -103,11 +103,16 @@ const (
 	// topic: the server's limit of partitions created by one request.
 	backgroundTopicPartitionsMax = 1000
 	// A server has settled after its background setup when it used less
-	// than backgroundSettleCPUShare of a core over one
-	// backgroundSettleWindow; the wait gives up after backgroundSettleMax.
+	// than backgroundSettleCPUShare of a core in each of
+	// backgroundSettleQuiet consecutive backgroundSettleWindows; the wait
+	// gives up after backgroundSettleMax.
 	backgroundSettleCPUShare = 0.05
 	backgroundSettleWindow   = 500 * time.Millisecond
 	backgroundSettleMax      = time.Minute
+	backgroundSettleQuiet    = 4
+	// backgroundIdleWindow is how long the settled server's idle CPU is
+	// measured (the periodic ticks over its partitions and connections).
+	backgroundIdleWindow = 2 * time.Second
 	// SetupTimeout bounds creating or checking streams, topics and groups.
 	SetupTimeout = 2 * time.Minute
 	// ProgressInterval paces the progress bar redraws.

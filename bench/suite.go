@@ -147,7 +147,7 @@ func RunSuite(ctx context.Context, options SuiteOptions, environment Environment
 		}
 		defer stopServer(server, discardLogger(environment.Logger))
 	}
-	held, err := startBackground(ctx, server, &options)
+	held, err := startBackground(ctx, server, &options, discardLogger(environment.Logger))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/whippetio/whippet/client"
@@ -20,32 +24,92 @@ const BackgroundStreamName = "bench-background"
 type background struct {
 	admin *client.Client
 	idle  []*client.Client
+	// createTime and connectTime are how long the partitions and the
+	// connections took to set up.
+	createTime  time.Duration
+	connectTime time.Duration
 }
 
 // startBackground creates the idle partitions and opens the idle
 // connections, then waits for the server to settle (partitions open after
-// CreateTopic answers); with neither asked it returns nil.
-func startBackground(ctx context.Context, server *Server, options *SuiteOptions) (*background, error) {
+// CreateTopic answers); with neither asked it returns nil. It logs how
+// long each part took, the server's RSS and its idle CPU once settled.
+func startBackground(ctx context.Context, server *Server, options *SuiteOptions, logger *slog.Logger) (*background, error) {
 	b, err := openBackground(ctx, server.Address, options)
 	if b == nil || err != nil {
 		return b, err
 	}
-	return b, settle(ctx, server.PID)
+	started := time.Now()
+	if err := settle(ctx, server.PID); err != nil {
+		return b, err
+	}
+	settled := time.Since(started)
+	idleCPU, err := idleCPUMillisPerSecond(ctx, server.PID)
+	if err != nil {
+		return b, err
+	}
+	logger.Info("suite background", "partitions", options.IdlePartitions, "create_s", b.createTime.Seconds(),
+		"connections", options.IdleConnections, "connect_s", b.connectTime.Seconds(), "settle_s", settled.Seconds(),
+		"server_rss_mb", float64(processRSSBytes(server.PID))/(1<<20), "server_idle_cpu_ms_per_s", idleCPU)
+	return b, nil
+}
+
+// idleCPUMillisPerSecond is the server's CPU over backgroundIdleWindow
+// (-1 without its process id).
+func idleCPUMillisPerSecond(ctx context.Context, pid int) (float64, error) {
+	before, known := processCPUSeconds(pid)
+	started := time.Now()
+	if err := sleepUntil(ctx, started.Add(backgroundIdleWindow)); err != nil {
+		return 0, err
+	}
+	after, ok := processCPUSeconds(pid)
+	if !known || !ok {
+		return -1, nil
+	}
+	return (after - before) * 1000 / time.Since(started).Seconds(), nil
+}
+
+// processRSSBytes reads VmRSS of pid from /proc (0 when unknown).
+func processRSSBytes(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	text, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(text), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) > 0 {
+				kib, _ := strconv.ParseInt(fields[0], 10, 64) // 0 when malformed
+				return kib << 10
+			}
+		}
+	}
+	return 0
 }
 
 // settle waits until the server process used less than
-// backgroundSettleCPUShare of a core over one backgroundSettleWindow, at
-// most backgroundSettleMax; without its process id it waits one
+// backgroundSettleCPUShare of a core in each of backgroundSettleQuiet
+// consecutive backgroundSettleWindows (one quiet window can fall in a
+// lull of partitions still opening after CreateTopic answered), at most
+// backgroundSettleMax; without its process id it waits one
 // backgroundSettleMax.
 func settle(ctx context.Context, pid int) error {
 	deadline := time.Now().Add(backgroundSettleMax)
 	before, known := processCPUSeconds(pid)
+	quiet := 0
 	for time.Now().Before(deadline) {
 		if err := sleepUntil(ctx, time.Now().Add(backgroundSettleWindow)); err != nil {
 			return err
 		}
 		after, ok := processCPUSeconds(pid)
-		if known && ok && after-before < backgroundSettleCPUShare*backgroundSettleWindow.Seconds() {
+		quiet++
+		if !known || !ok || after-before >= backgroundSettleCPUShare*backgroundSettleWindow.Seconds() {
+			quiet = 0
+		}
+		if quiet == backgroundSettleQuiet {
 			return nil
 		}
 		before, known = after, ok
@@ -62,10 +126,14 @@ func openBackground(ctx context.Context, address string, options *SuiteOptions) 
 	if b.admin, err = dialIdle(ctx, address); err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	if err := b.createPartitions(ctx, options.IdlePartitions); err != nil {
 		b.stop(ctx)
 		return nil, err
 	}
+	b.createTime = time.Since(started)
+	started = time.Now()
+	defer func() { b.connectTime = time.Since(started) }()
 	for len(b.idle) < options.IdleConnections {
 		idle, err := dialIdle(ctx, address)
 		if err != nil {

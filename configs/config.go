@@ -56,12 +56,15 @@ type Metrics struct {
 
 // System holds storage, logging and the shard runtime.
 type System struct {
-	Path      string    `toml:"path"`
-	Logging   Logging   `toml:"logging"`
-	Sharding  Sharding  `toml:"sharding"`
-	Cache     Cache     `toml:"cache"`
-	Partition Partition `toml:"partition"`
-	Topic     Topic     `toml:"topic"`
+	Path string `toml:"path"`
+	// OpenFilesMax bounds the data files held open at once (0: derived
+	// from RLIMIT_NOFILE minus room for tcp.max_connections).
+	OpenFilesMax int       `toml:"open_files_max"`
+	Logging      Logging   `toml:"logging"`
+	Sharding     Sharding  `toml:"sharding"`
+	Cache        Cache     `toml:"cache"`
+	Partition    Partition `toml:"partition"`
+	Topic        Topic     `toml:"topic"`
 }
 
 // Logging sets the log level.
@@ -75,6 +78,9 @@ type Sharding struct {
 	PinCores      bool     `toml:"pin_cores"`
 	Backend       string   `toml:"backend"`
 	Spin          Duration `toml:"spin"`
+	// ConnectionAffinity moves a client connection to the shard owning the
+	// partitions its requests settle on (shard.ServerOptions).
+	ConnectionAffinity bool `toml:"connection_affinity"`
 }
 
 // Cache is the memory for recent batches, shared by all shards: "auto"

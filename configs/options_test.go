@@ -41,13 +41,18 @@ func TestServerOptions(t *testing.T) {
 	defaults, _ := Load("", nil)
 	all, err := defaults.Config.ServerOptions(RootCredentials(nil), []int{0, 1, 2}, nil)
 	if err != nil || !slices.Equal(all.Runtime.CPUs, []int{0, 1, 2}) || all.HeartbeatInterval != 30*time.Second ||
-		all.Runtime.Unpinned {
+		all.Runtime.Unpinned || all.ConnectionAffinityOff {
 		t.Fatalf("defaults: %+v %v", all.Runtime, err)
 	}
 	unpinned, _ := Load("", []string{"WHIPPET_SYSTEM_SHARDING_PIN_CORES=false"})
 	if options, err := unpinned.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
 		!options.Runtime.Unpinned {
 		t.Fatalf("pin_cores = false: %+v %v", options.Runtime, err)
+	}
+	stay, _ := Load("", []string{"WHIPPET_SYSTEM_SHARDING_CONNECTION_AFFINITY=false"})
+	if options, err := stay.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
+		!options.ConnectionAffinityOff {
+		t.Fatalf("connection_affinity = false: %+v %v", options, err)
 	}
 }
 
@@ -61,5 +66,27 @@ func TestServerOptionsRefusals(t *testing.T) {
 	_, err = loaded.Config.ServerOptions(RootCredentials(nil), []int{0, 1}, nil)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "system.sharding.cpu_allocation") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestOpenFilesMax: system.open_files_max defaults to 0 (derived by the
+// data plane), an override reaches the server options, and a value below
+// the engine's least budget is refused naming the key.
+func TestOpenFilesMax(t *testing.T) {
+	defaults, err := Load("", nil)
+	if err != nil || defaults.Config.System.OpenFilesMax != 0 {
+		t.Fatalf("default open_files_max %d, %v", defaults.Config.System.OpenFilesMax, err)
+	}
+	loaded, err := Load("", []string{"WHIPPET_SYSTEM_OPEN_FILES_MAX=5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	options, err := loaded.Config.ServerOptions(RootCredentials(nil), []int{0}, nil)
+	if err != nil || options.OpenFilesMax != 5000 {
+		t.Fatalf("open_files_max override: %d, %v", options.OpenFilesMax, err)
+	}
+	_, err = Load("", []string{"WHIPPET_SYSTEM_OPEN_FILES_MAX=3"})
+	if err == nil || !strings.Contains(err.Error(), "system.open_files_max") {
+		t.Fatalf("open_files_max 3: %v, want an error naming the key", err)
 	}
 }

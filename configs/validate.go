@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/whippetio/whippet/engine"
 	"github.com/whippetio/whippet/shard"
 )
 
@@ -14,6 +15,7 @@ const (
 	frameBytesMin        = 64 << 10
 	frameBytesMax        = 1 << 30
 	connectionsMax       = 1 << 20
+	openFilesMax         = 1 << 24
 	segmentBytesMin      = 1 << 20
 	segmentBytesMax      = 1 << 40
 	sharedSecretBytesMin = 32
@@ -104,6 +106,9 @@ func (c *Config) validateSystem() error {
 	case "memory", "written", "persisted":
 	default:
 		return invalid("system.topic.durability", "%q is not one of memory, written, persisted", s.Topic.Durability)
+	}
+	if n := s.OpenFilesMax; n != 0 && (n < engine.OpenFilesMin || n > openFilesMax) {
+		return invalid("system.open_files_max", "%d is neither 0 (derived) nor in [%d, %d]", n, engine.OpenFilesMin, openFilesMax)
 	}
 	return nil
 }

@@ -55,17 +55,23 @@ func BenchmarkAppend1MiBRing(b *testing.B) {
 	record := megabyteBatch()
 	for _, durability := range []engine.Durability{engine.DurabilityWritten, engine.DurabilityPersisted} {
 		for _, cached := range []bool{false, true} {
-			name := durability.String() + "/nocache"
-			if cached {
-				name = durability.String() + "/cache"
+			for _, pieces := range []bool{false, true} {
+				name := durability.String() + "/nocache"
+				if cached {
+					name = durability.String() + "/cache"
+				}
+				if pieces {
+					name += "/pieces"
+				}
+				b.Run(name, func(b *testing.B) { benchmarkAppendRing(b, record, durability, cached, pieces) })
 			}
-			b.Run(name, func(b *testing.B) { benchmarkAppendRing(b, record, durability, cached) })
 		}
 	}
 }
 
-func benchmarkAppendRing(b *testing.B, record []byte, durability engine.Durability, cached bool) {
+func benchmarkAppendRing(b *testing.B, record []byte, durability engine.Durability, cached, pieces bool) {
 	storage := newRingBackend(b)
+	storage.noKick = !pieces
 	options := engine.PartitionOptions{
 		Directory: b.TempDir(), SegmentBytes: 1 << 30, Durability: durability, Logger: quiet,
 		Allocate: storage.allocate, Release: storage.release,

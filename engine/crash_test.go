@@ -78,6 +78,11 @@ func runCrashCycles(t *testing.T, seed uint64, durability engine.Durability) {
 func (r *crashRun) step() {
 	for count := r.random.IntN(4); count > 0; count-- {
 		messages := randomMessages(r.random, &r.serial, 1+r.random.IntN(6), 1+r.random.IntN(20000))
+		if r.random.IntN(10) == 0 {
+			// Large enough to be written in pieces (pieces.go), so
+			// crashes land between them too.
+			messages = randomMessages(r.random, &r.serial, 100+r.random.IntN(40), 12000+r.random.IntN(6000))
+		}
 		r.clock++
 		op := &engine.AppendOp{Batch: enginetest.Batch(r.clock, messages...), Timestamp: r.clock}
 		op.Done = r.appendDone
@@ -145,6 +150,7 @@ func (r *crashRun) appendDone(op *engine.AppendOp) {
 
 func (r *crashRun) crash(seed uint64) {
 	t := r.t
+	pieced := r.p.PiecedBatches()
 	clone := memBackend{r.storage.Crash(seed)}
 	p, err := openPartition(t, clone, r.options)
 	if err != nil {
@@ -166,7 +172,8 @@ func (r *crashRun) crash(seed uint64) {
 	r.storage, r.p = clone, p
 	r.assigned = r.assigned[:next]
 	r.acked = next
-	t.Logf("crash seed %d: recovered %d offsets, torn bytes %d", seed, next, p.TornBytes())
+	t.Logf("crash seed %d: recovered %d offsets, torn bytes %d, batches written in pieces before it %d",
+		seed, next, p.TornBytes(), pieced)
 }
 
 // verify polls everything back and compares it with what was assigned.

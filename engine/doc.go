@@ -25,6 +25,10 @@
 //	p.Tick()                                periodically: retries a stalled write
 //	p.Close(done) / p.Delete(done)
 //
+// A shard with many partitions opens them over a FileTable, a Storage
+// that bounds the files open at once (NewFileTable, RaiseOpenFilesLimit,
+// OpenFilesBudget).
+//
 // Completions arrive through the Storage the partition was opened with;
 // the shard's loop reaps them and calls Op.Callback. Buffers handed to
 // Storage come from PartitionOptions.Allocate (ring-registered buffers in
@@ -98,7 +102,15 @@
 // arena, memory outside the Go heap that the shards share within one
 // CacheBudget and that evicts oldest first: O_DIRECT bypasses the page
 // cache, so this is what serves a consumer reading recent data from
-// memory. A segment whose size reached SegmentBytes is
+// memory.
+// A batch of at least piecesRecordBytesMin arriving while no write runs
+// or waits is written in pieces when the Storage is a Kicker (io_uring):
+// its layout is checked and its stamped checksum computed on the received
+// bytes, its first pieceBytes are copied and written at once, and the rest
+// is copied while that write runs; its completion writes the rest. A
+// piece never holds a byte that changes later (the header is final), a
+// refused batch writes nothing, and the batch is indexed, visible, cached
+// and acknowledged only after its last piece, as a group is (pieces.go). A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
 //
@@ -129,7 +141,9 @@
 //     entry synced before anything written to it is acknowledged.
 //  5. A buffer handed to Storage is not written by the engine until its
 //     completion: the in-flight write buffer is never appended to (polls
-//     may read it); the pending one is. A disk read trusts only bytes below
+//     may read it); the pending one is. The one exception is the batch
+//     being written in pieces: within its Append, bytes are copied past
+//     the end of the first piece in flight, never inside it. A disk read trusts only bytes below
 //     the segment size at the moment it was issued, and so does a
 //     read-ahead (the bytes after a sequential consumer's last poll, read
 //     while its reply travels), which serves only a poll continuing the
@@ -140,7 +154,13 @@
 //     segment holding an offset above the least stored consumer offset.
 //  8. Recovery verifies every batch (layout, frame and batch checksums,
 //     offset continuity) before serving; reads from disk verify again.
-//  10. The cache returns a batch's exact written bytes or nothing: its
+//  10. A FileTable (files.go) keeps at most OpenMax files of its inner
+//     storage open, opens and closes in flight included, whatever the
+//     number of handles; it closes only files with no op in flight, least
+//     recently used first, reopens them by path on demand, and an op
+//     waiting for a descriptor waits for the next op in flight to complete
+//     instead of failing.
+//  11. The cache returns a batch's exact written bytes or nothing: its
 //     records die in sequence order (oldest first, shrinking included),
 //     a record lies only in arena memory that is claimed from the
 //     CacheBudget and (with PopulateAhead) faulted in, a held journal is

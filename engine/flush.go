@@ -24,26 +24,37 @@ func (p *Partition) startFlush() {
 	}
 	invariant.Assert(p.pending.filePosition+int64(p.pending.prefixBytes) == active.sizeBytes,
 		"pending buffer continues the active segment")
+	p.swapBuffers()
+	position, prefix := p.inflight.tail()
+	p.pending.reset(active, position, prefix)
+	p.inflight.writeStart, p.inflight.writeEnd = 0, p.inflight.writeLength()
+	p.submitWrite()
+}
+
+// swapBuffers makes the pending buffer the in-flight one; the caller
+// resets the other as the new pending buffer.
+func (p *Partition) swapBuffers() {
+	invariant.Assert(p.inflight == nil, "one buffer in flight")
 	p.inflight = p.pending
 	if p.pending == &p.buffers[0] {
 		p.pending = &p.buffers[1]
 	} else {
 		p.pending = &p.buffers[0]
 	}
-	position, prefix := p.inflight.tail()
-	p.pending.reset(active, position, prefix)
-	p.submitWrite()
 }
 
+// submitWrite writes the in-flight buffer's range [writeStart, writeEnd):
+// the whole buffer, or one piece of it (pieces.go).
 func (p *Partition) submitWrite() {
 	buffer := p.inflight
-	length := buffer.writeLength()
 	invariant.Assert(aligned(buffer.data), "write buffer is aligned")
+	invariant.Assert(buffer.writeStart%blockBytes == 0 && buffer.writeEnd%blockBytes == 0, "a write covers whole blocks")
+	invariant.Assert(buffer.writeStart < buffer.writeEnd, "a write is not empty")
 	p.flushPhase = flushWriting
 	p.flushOp.Code = OpWrite
 	p.flushOp.File = buffer.segment.logFile
-	p.flushOp.Buffer = buffer.data[:length]
-	p.flushOp.Position = buffer.filePosition
+	p.flushOp.Buffer = buffer.data[buffer.writeStart:buffer.writeEnd]
+	p.flushOp.Position = buffer.filePosition + int64(buffer.writeStart)
 	p.storage.Submit(&p.flushOp)
 }
 
@@ -72,6 +83,12 @@ func (p *Partition) writeDone(op *Op) {
 		return
 	}
 	invariant.Assert(op.Result == int64(len(op.Buffer)), "whole write completed")
+	if length := buffer.writeLength(); buffer.writeEnd < length {
+		// A piece: the rest of the buffer follows it.
+		buffer.writeStart, buffer.writeEnd = buffer.writeEnd, length
+		p.submitWrite()
+		return
+	}
 	buffer.segment.sizeBytes = buffer.filePosition + int64(buffer.used)
 	if p.options.Durability == DurabilityPersisted {
 		p.flushPhase = flushSyncing

@@ -19,8 +19,6 @@ type indexWriter struct {
 
 func (w *indexWriter) init(p *Partition) {
 	w.p = p
-	w.buffer = p.options.Allocate(indexBufferBytes)
-	invariant.Assert(aligned(w.buffer) && len(w.buffer) >= indexBufferBytes, "allocated index buffer fits")
 	w.op.Callback = w.done
 }
 
@@ -39,6 +37,10 @@ func (w *indexWriter) behind() bool {
 func (w *indexWriter) start() {
 	if w.busy || !w.behind() {
 		return
+	}
+	if w.buffer == nil { // a partition never written to holds no index buffer
+		w.buffer = w.p.options.Allocate(indexBufferBytes)
+		invariant.Assert(aligned(w.buffer) && len(w.buffer) >= indexBufferBytes, "allocated index buffer fits")
 	}
 	target := w.p.active()
 	blockStart := alignDown(int64(target.indexWritten * indexEntryBytes))

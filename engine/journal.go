@@ -23,11 +23,15 @@ func (b *journalBatch) offsetEnd() uint64 { return b.offsetFirst + uint64(b.coun
 // once its write completed, so an idle partition holds no journal
 // memory. Meanwhile kept holds the prefix.
 type writeBuffer struct {
-	data         []byte // nil while the buffer is empty
-	kept         []byte // the prefix while data is nil
-	sizeBytes    int    // the least allocation (PartitionOptions.JournalBytes)
-	used         int
-	prefixBytes  int
+	data        []byte // nil while the buffer is empty
+	kept        []byte // the prefix while data is nil
+	sizeBytes   int    // the least allocation (PartitionOptions.JournalBytes)
+	used        int
+	prefixBytes int
+	// writeStart and writeEnd bound the write in flight (whole blocks
+	// from data[0]): the buffer's whole length, or one piece of it.
+	writeStart   int
+	writeEnd     int
 	filePosition int64
 	segment      *segment
 	batches      []journalBatch
@@ -83,6 +87,7 @@ func (b *writeBuffer) reset(target *segment, position int64, prefix []byte) {
 		b.prefixBytes = copy(b.data, prefix)
 	}
 	b.used = b.prefixBytes
+	b.writeStart, b.writeEnd = 0, 0
 	b.batches = b.batches[:0]
 	clear(b.ops)
 	b.ops = b.ops[:0]

@@ -100,6 +100,23 @@ const errorDepthMax = 64
 // in-memory index costs 24 bytes per interval (384 KiB per GiB of log).
 const indexIntervalBytes = 64 << 10
 
+// pieceBytes is how much of a large batch is copied into the journal
+// before its first piece is written: that write runs while the rest is
+// copied and stamped. A quarter of a 1 MiB batch takes about as long to
+// write as the other three quarters take to copy (disk ~1.2 GB/s, copy
+// ~4 GB/s), so the second write starts as soon as the first ends.
+const pieceBytes = 256 << 10
+
+// piecesRecordBytesMin is the least record written in pieces: below it
+// the copy is short and a second write costs more than it hides.
+const piecesRecordBytesMin = 2 * pieceBytes
+
+// walkAheadFrames is how far ahead of the layout walk of a pieced batch
+// frame headers are loaded: enough misses in flight to hide most of the
+// latency of another core's cache, few enough to stay within the record
+// of a typical batch.
+const walkAheadFrames = 8
+
 // indexBufferBytes is the aligned buffer of one .index write.
 const indexBufferBytes = 64 << 10
 
@@ -109,4 +126,17 @@ const (
 	SegmentBytesDefault = segmentBytesDefault
 	// CacheBytesDefault is the default process-wide cache budget.
 	CacheBytesDefault = cacheBytesDefault
+)
+
+// File table limits (files.go). A handle is a File holding a slot index
+// in its low fileIndexBits and the slot's generation above them, so it
+// stays a positive int32.
+const (
+	fileIndexBits      = 24
+	fileGenerationBits = 7
+	// fileHandlesMax bounds the live handles of one table: 16 Mi, four
+	// per partition for four million partitions.
+	fileHandlesMax = 1 << fileIndexBits
+	// fileOpsPooledMax bounds the carriers a table keeps for reuse.
+	fileOpsPooledMax = 1 << 10
 )

@@ -43,4 +43,10 @@ func TestLimits(t *testing.T) {
 	check(unsafe.Sizeof(indexEntry{}) == indexEntryBytes, "the in-memory index entry has the on-disk size")
 	check(dedupCountDefault <= dedupIDsMax, "the default dedup window is within the maximum")
 	check(listNamesMax >= 2*segmentsMax, "a directory listing holds every segment's two files")
+	check(pieceBytes >= batchHeaderBytes+blockBytes,
+		"the first piece holds the stamped header and at least one whole block beyond it, so it writes something final")
+	check(piecesRecordBytesMin > pieceBytes, "a pieced record has a rest to copy while its first piece is written")
+	check(piecesRecordBytesMin <= journalBytesDefault, "a pieced record fits the default write buffer")
+	check(walkAheadFrames > 0 && walkAheadFrames*(frameHeaderBytes+1) < piecesRecordBytesMin,
+		"the walk's look-ahead stays within a pieced record of small frames")
 }

@@ -31,6 +31,7 @@ type differential struct {
 	serial  uint64
 	clock   uint64
 	out     []byte
+	pieced  uint64 // batches written in pieces by partitions since closed
 }
 
 var consumers = []engine.Consumer{
@@ -103,7 +104,8 @@ func runDifferential(t *testing.T, seed uint64, storage backend, directory strin
 	}
 	d.restart()
 	d.checkEverything()
-	t.Logf("end: offsets [%d, %d), %d segments, %d consumers", d.model.first, d.model.next(), d.p.SegmentCount(), len(d.model.offsets))
+	t.Logf("end: offsets [%d, %d), %d segments, %d consumers, %d batches written in pieces",
+		d.model.first, d.model.next(), d.p.SegmentCount(), len(d.model.offsets), d.pieced)
 }
 
 // appendSome submits up to four appends before draining, so they group.
@@ -111,6 +113,10 @@ func (d *differential) appendSome() {
 	var ops []*engine.AppendOp
 	for count := 1 + d.random.IntN(4); count > 0; count-- {
 		messages := randomMessages(d.random, &d.serial, 1+d.random.IntN(5), 1+d.random.IntN(16000))
+		if d.random.IntN(12) == 0 {
+			// Large enough to be written in pieces (pieces.go).
+			messages = randomMessages(d.random, &d.serial, 100+d.random.IntN(40), 12000+d.random.IntN(6000))
+		}
 		d.clock += uint64(d.random.IntN(3))
 		op := &engine.AppendOp{Batch: enginetest.Batch(1, messages...), Timestamp: d.clock + 1, Done: func(*engine.AppendOp) {}}
 		if err := d.p.Append(op); err != nil {
@@ -225,6 +231,7 @@ func (d *differential) deleteSegments() {
 }
 
 func (d *differential) restart() {
+	d.pieced += d.p.PiecedBatches()
 	closePartition(d.t, d.storage, d.p)
 	d.p = mustOpen(d.t, d.storage, d.options)
 	if d.p.OffsetFirst() != d.model.first || d.p.OffsetNext() != d.model.next() {

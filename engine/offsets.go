@@ -90,7 +90,6 @@ const (
 func (o *consumerOffsets) init(p *Partition) {
 	o.p = p
 	o.slots = make(map[Consumer]int)
-	o.buffer = p.options.Allocate(blockBytes)
 	o.op.Callback = o.callback
 }
 
@@ -246,6 +245,10 @@ func (o *consumerOffsets) kick() {
 			o.dirty, o.dirtyNext = o.dirty[:0], 0
 		}
 		o.values[slot].dirty = false
+		if o.buffer == nil { // a partition whose offsets were never stored holds no buffer
+			o.buffer = o.p.options.Allocate(blockBytes)
+			invariant.Assert(aligned(o.buffer) && len(o.buffer) >= blockBytes, "allocated offsets buffer fits")
+		}
 		o.encode(slot)
 		o.writing = slot
 		o.phase = offsetsWriting

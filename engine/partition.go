@@ -53,6 +53,15 @@ type Partition struct {
 	closeDone   func(error)
 	// tornBytes counts bytes truncated from torn tails at open.
 	tornBytes int64
+
+	// kicker is the storage when it can start a write within the turn
+	// (large batches are then written in pieces, pieces.go); sums is the
+	// checksum state of the batch being pieced (1.7 KB, allocated by the
+	// first, so that the many partitions that never see a large batch
+	// do not carry it); pieced counts them.
+	kicker Kicker
+	sums   *frameSums
+	pieced uint64
 }
 
 type partitionState uint8
@@ -126,6 +135,9 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.dedup.init(options.DedupCount, options.DedupWindowMicros)
 	p.maintenance.init(p)
 	p.cache = partitionCache{cache: options.Cache}
+	if kicker, ok := storage.(Kicker); ok && kicker.Kicks() {
+		p.kicker = kicker
+	}
 	p.recovery.start(p, done)
 }
 
@@ -144,13 +156,16 @@ func (p *Partition) Append(op *AppendOp) error {
 		return fmt.Errorf("%w: longer than batchBytesMax", ErrInvalidBatch)
 	}
 	invariant.Assert(op.Timestamp > 0, "append timestamp is set")
+	if p.piecesFit(record) {
+		return p.appendPieces(op)
+	}
 	buffer := p.pending
 	if len(buffer.batches) == journalBatchesMax || !buffer.grow(len(record)) {
 		return ErrJournalFull
 	}
 	stored := buffer.data[buffer.used : buffer.used+len(record)]
 	if reason := p.admit(stored, record); reason != "" {
-		return fmt.Errorf("%w: %s", ErrInvalidBatch, reason)
+		return invalidBatchError(reason)
 	}
 	timestamp := max(op.Timestamp, p.timestampLast)
 	count := p.dedup.filter(stored, record, timestamp)
@@ -305,11 +320,23 @@ func (p *Partition) failAppends(buffer *writeBuffer, err error) {
 	clear(p.acks)
 }
 
+func invalidBatchError(reason string) error {
+	return fmt.Errorf("%w: %s", ErrInvalidBatch, reason)
+}
+
+// PiecedBatches counts the batches written in pieces since the partition
+// opened.
+func (p *Partition) PiecedBatches() uint64 { return p.pieced }
+
 // invalidLayout checks what every append needs to be safe to store: the
 // header, counts and the frames tiling the record. Checksums are the
 // admission gateway's job (verified again here in invariant builds and on
 // every read from disk).
-func invalidLayout(record []byte) string {
+func invalidLayout(record []byte) string { return walkLayout(record, nil) }
+
+// walkLayout is invalidLayout feeding every frame's checksum to sums
+// when it is not nil.
+func walkLayout(record []byte, sums *frameSums) string {
 	if len(record) < batchHeaderBytes+frameHeaderBytes {
 		return "shorter than a header and one frame"
 	}
@@ -334,6 +361,10 @@ func invalidLayout(record []byte) string {
 		}
 		if frameOffsetDelta(record[position:]) != index {
 			return "offset_delta is not the frame index"
+		}
+		if sums != nil {
+			sums.add(record[position:])
+			sums.touchAhead(record, position, length)
 		}
 		position += length
 	}

@@ -29,7 +29,6 @@ type segmentScan struct {
 }
 
 func (s *segmentScan) init() {
-	s.buffer = alignedBuffer(recoverReadBytes)
 	s.tail = make([]byte, 0, blockBytes)
 }
 
@@ -38,6 +37,12 @@ func (s *segmentScan) release() {
 }
 
 func (s *segmentScan) readBuffer() []byte {
+	if want := min(recoverReadBytes, alignUp(s.fileSize)-s.readPosition); int64(len(s.buffer)) < want {
+		// Sized on first use, no larger than the log needs: a new
+		// partition's recovery (CreateTopic) reads nothing. Each read
+		// refills the buffer from readPosition, so nothing is lost.
+		s.buffer = alignedBuffer(int(want))
+	}
 	length := min(int64(len(s.buffer)), alignUp(s.fileSize)-s.readPosition)
 	return s.buffer[:length]
 }

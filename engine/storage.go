@@ -84,3 +84,17 @@ type Storage interface {
 	// Submit starts op. Its Callback runs later, exactly once.
 	Submit(op *Op)
 }
+
+// Kicker is a Storage that holds submitted ops until its owner's loop
+// turn ends (io_uring submits once per turn) and can hand them to the
+// kernel earlier. A partition uses it to write the first piece of a large
+// batch while it copies the rest, in the same turn.
+type Kicker interface {
+	// Kicks reports whether Kick starts ops before the turn ends; when it
+	// does not (ops run inside Submit, or only at the turn's end), writing
+	// a batch in pieces would only add a write.
+	Kicks() bool
+	// Kick hands every op submitted so far to the kernel now. Completions
+	// still arrive in a later turn, never inside Kick.
+	Kick()
+}

@@ -350,6 +350,7 @@ func (cp *clusterPartition) applyAppend(entry *vsr.Entry) bool {
 	cp.appendsInflight++
 	err := cp.p.part.Append(&appendOp.AppendOp)
 	cp.p.ticking = true
+	cp.ds.tickMark(cp.p)
 	appendOp.Batch = nil
 	if err != nil {
 		cp.appendsInflight--
@@ -582,7 +583,7 @@ func (cp *clusterPartition) Snapshot(dst []byte) []byte {
 		return dst[:start+1]
 	}
 	limit := engine.SnapshotBytesMax - partitionSnapshotHeaderBytes - (1 << 20)
-	out, err := cp.p.part.ExportSnapshot(dst, limit, cp.ds.storage.direct)
+	out, err := cp.p.part.ExportSnapshot(dst, limit, cp.ds.storage)
 	if err != nil {
 		cp.ds.data.logger.Error("shard: partition snapshot failed", "partition", cp.p.key.String(), "err", err.Error())
 		return dst[:start+1]
@@ -635,6 +636,7 @@ func (cp *clusterPartition) install() {
 				return
 			}
 			p.part, p.state = part, partitionOpen
+			ds.tickMark(p)
 			cp.appliedOp, cp.offsetNext, cp.skipUntil = restore.op, restore.next, part.OffsetNext()
 			cp.markedOp = restore.op // the install fdatasynced the contents
 			cp.purgeGen, cp.purgePending = restore.gen, 0

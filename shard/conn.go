@@ -48,6 +48,13 @@ type Conn struct {
 	large     bool // the last frame was received into its buffer: read the next head with RecvOnce
 	parked    []byte
 
+	// A move to another shard (conn_move.go): wished by the Handler,
+	// started by cancelling the receive (moving), handed over by movedFrom.
+	moveWanted bool
+	moving     bool
+	moveTarget int
+	movedFrom  *Shard
+
 	sendQueue     [sendQueueLenMax]outgoing // ring of buffers to send, in order
 	sendHead      int
 	repliesQueued int // replies in sendQueue
@@ -275,6 +282,9 @@ func (c *Conn) onSend(completion Completion) {
 			}
 		}
 	}
+	if c.moveWanted {
+		c.tryMove() // the last reply is out: the connection may be quiescent
+	}
 }
 
 func (c *Conn) armRecv() {
@@ -292,7 +302,7 @@ func (c *Conn) armRecv() {
 		c.shard.fail(err)
 		return
 	}
-	c.recvArmed, c.recvInto, c.switching, c.canceling = true, false, false, false
+	c.recvArmed, c.recvInto, c.switching, c.canceling, c.moving = true, false, false, false, false
 }
 
 // rearm arms the receive the connection needs next: straight into the
@@ -308,7 +318,7 @@ func (c *Conn) rearm() {
 		c.shard.fail(err)
 		return
 	}
-	c.recvArmed, c.recvInto, c.switching, c.canceling = true, true, false, false
+	c.recvArmed, c.recvInto, c.switching, c.canceling, c.moving = true, true, false, false, false
 	bump(&c.shard.stats.recvsInto, 1)
 }
 
@@ -404,8 +414,15 @@ func (c *Conn) recvFinished(completion Completion) bool {
 func (c *Conn) onRecvEnded() {
 	switch c.state {
 	case connOpen:
+		if c.moving {
+			c.moving = false
+			if c.moveWanted && c.quiescent() {
+				c.handOver()
+				return
+			}
+		}
 		if !c.paused {
-			c.rearm() // a switch into the frame, or a pause that ended before its cancel landed
+			c.rearm() // a switch into the frame, a move called off, or a pause that ended before its cancel landed
 		}
 	case connDraining:
 		c.finishDrain()

@@ -108,6 +108,17 @@ type DataOptions struct {
 	// MaintenanceInterval is how often retention (ExpiryMicros,
 	// SizeBytesMax) runs; 0: dataMaintenanceIntervalDefault.
 	MaintenanceInterval time.Duration
+	// OpenFilesMax bounds the files the data plane holds open, all shards
+	// together (each gets an equal share): partitions' segment, offsets
+	// and directory files, the metadata and replica logs. Files not in use
+	// are closed least recently used and reopened on demand. 0 derives it
+	// from RLIMIT_NOFILE (raised to its hard limit) minus
+	// OpenFilesReserve.
+	OpenFilesMax int
+	// OpenFilesReserve is the descriptors a derived OpenFilesMax leaves to
+	// the rest of the process: connections, listeners, rings, logs
+	// (0: dataOpenFilesReserveDefault).
+	OpenFilesReserve int
 	// Now gives the time retention compares against; nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -63,7 +63,7 @@ package shard
 //
 // Memory: each open partition holds the engine's two write buffers
 // (DataOptions.JournalBytes each, engine default 4 MiB), one read buffer
-// (1 MiB) and small index and offset buffers, allocated at open; each
+// (1 MiB) and small index and offset buffers, allocated on first use; each
 // shard holds one recent-batch cache, all drawing on one budget
 // (DataOptions.CacheBytes, engine.CacheBudget; the arenas are mapped
 // outside the Go heap and fill only with written data). On
@@ -78,11 +78,21 @@ package shard
 // it, so Runtime.Err() (and Data.Fatal) return it and cmd exits with its
 // own code (engine.IsFatal).
 //
-// Timers: every TickInterval each partition's Tick runs (retrying a
-// stalled write) and parked ops retry; every MaintenanceInterval retention
-// runs (ExpiryMicros, SizeBytesMax) on partitions that have a limit.
+// Timers: every TickInterval the partitions on the shard's tick list (those
+// that appended, park ops, purge, open or belong to a group) Tick
+// (retrying a stalled write) and parked ops retry, so idle partitions cost
+// no tick; every MaintenanceInterval retention runs (ExpiryMicros,
+// SizeBytesMax) on partitions that have a limit.
 // OnStop closes every partition (writes drained, active segment synced),
 // driving the completions itself since the loop no longer turns.
+//
+// Open files: every shard's Storage runs its ops through an engine
+// FileTable holding the shard's share of DataOptions.OpenFilesMax (0:
+// RLIMIT_NOFILE, raised to its hard limit, minus OpenFilesReserve), so
+// any number of partitions keeps a bounded number of descriptors: files
+// not in use are closed least recently used and reopened on demand, an op
+// waiting for a descriptor waits for the next completion, and the first
+// forced close is logged once per shard.
 //
 // Storage: the engine's file ops go through Storage: reads, writes and
 // data fdatasyncs on the shard's backend (io_uring ops on ring memory

@@ -152,6 +152,7 @@ func (ds *DataShard) runFanPartition(share *dataFan, key PartitionKey, index int
 		}
 		share.remaining++
 		p.purges = append(p.purges, share)
+		ds.tickMark(p)
 		if len(p.purges) == 1 && p.state == partitionOpen {
 			ds.startPurge(p) // an opening partition starts it once open
 		}
@@ -223,6 +224,7 @@ func (ds *DataShard) startDelete(p *dataPartition) {
 	invariant.Assert(p.state != partitionOpening, "a delete waits for the open")
 	failedOpen := p.state == partitionFailed
 	p.state = partitionDeleting
+	ds.tickMark(p)
 	ds.unpark(p) // fails every parked op: the partition is going
 	if failedOpen {
 		err := os.RemoveAll(PartitionDirectory(ds.data.options.Directory, p.key))
@@ -258,6 +260,7 @@ func (ds *DataShard) deleted(p *dataPartition, err error) {
 	if next := ds.partitions[p.key]; next != nil && next != p {
 		// Ops that came after the Create wait for the new partition.
 		next.parked = append(next.parked, p.parked[p.parkHead:]...)
+		ds.tickMark(next)
 		p.parked, p.parkHead = nil, 0
 		return
 	}

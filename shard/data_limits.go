@@ -50,6 +50,14 @@ const (
 	// parked ops are retried when nothing else wakes them.
 	dataTickIntervalDefault = 10 * time.Millisecond
 
+	// dataOpenFilesReserveDefault is the descriptors a derived open-files
+	// budget leaves to the rest of the process when the caller names no
+	// reserve: listeners, epoll and io_uring instances, logs, transient
+	// directory listings and about a thousand connections.
+	dataOpenFilesReserveDefault = 1280
+	// dataOpenFilesProcessReserve is that room without the connections.
+	dataOpenFilesProcessReserve = 256
+
 	// dataMaintenanceIntervalDefault is how often retention runs (Iggy's
 	// data_maintenance.messages.interval default).
 	dataMaintenanceIntervalDefault = time.Minute

@@ -33,6 +33,8 @@ type dataPartition struct {
 	purges    []*dataFan // the running purge first
 	purging   bool
 	ticking   bool // appended since the engine partition last settled
+	// tickListed: the partition is on its shard's tick list.
+	tickListed bool
 }
 
 type dataPartitionState uint8
@@ -91,6 +93,7 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		appendOp.Batch, appendOp.Timestamp = op.Batch, timestamp
 		err = p.part.Append(appendOp)
 		p.ticking = true
+		ds.tickMark(p)
 	case DataPoll:
 		poll := &op.pollOp
 		poll.Strategy, poll.Value, poll.Count = op.Strategy, op.Value, op.Count
@@ -199,6 +202,7 @@ func (ds *DataShard) park(p *dataPartition, op *DataOp) {
 		return
 	}
 	p.parked = append(p.parked, op)
+	ds.tickMark(p)
 	if p.state == partitionOpen {
 		ds.schedule(p)
 	}
@@ -352,6 +356,7 @@ func (ds *DataShard) openedAll(p *dataPartition, part *engine.Partition, err err
 		}
 	} else {
 		p.state, p.part = partitionOpen, part
+		ds.tickMark(p)
 		if torn := part.TornBytes(); torn > 0 {
 			ds.data.logger.Warn("shard: partition recovered a torn tail", "partition", p.key.String(), "bytes", torn)
 		}
@@ -412,33 +417,6 @@ func (ds *DataShard) maintain(now time.Time) {
 			p.retaining = true
 		} else if !errors.Is(err, engine.ErrBusy) {
 			ds.data.logger.Warn("shard: retention refused", "partition", p.key.String(), "err", err.Error())
-		}
-	}
-}
-
-// tick runs every partition's Tick and retries parked ops.
-func (ds *DataShard) tick(time.Time) {
-	if ds.cache != nil {
-		ds.cache.Trim() // another shard may wait for the memory this one holds
-	}
-	for _, p := range ds.partitions {
-		if p.state == partitionDeleting && p.cluster != nil {
-			p.cluster.tick() // its group's last batch may wait for the engine
-		}
-		if p.state == partitionOpen {
-			if p.ticking && p.part.Settled() {
-				p.ticking = false // nothing to retry until the next append
-			}
-			if p.ticking {
-				p.part.Tick()
-			}
-			if p.cluster != nil {
-				p.cluster.tick()
-			}
-			ds.schedule(p)
-			if len(p.purges) > 0 && !p.purging {
-				ds.startPurge(p)
-			}
 		}
 	}
 }

@@ -44,10 +44,12 @@ type DataShard struct {
 	pendingCount int
 	retryTimer   TimerID // fires every turn while something waits
 	retryFn      func(time.Time)
-	parked       []*dataPartition // partitions holding ops to retry
-	parkedSpare  []*dataPartition // the other half of parked's double buffer
-	stopping     bool
-	heldTotal    uint64 // messages ever held for a full queue (tests, metrics)
+	// tickList holds the partitions the tick must visit (data_tick.go).
+	tickList    []*dataPartition
+	parked      []*dataPartition // partitions holding ops to retry
+	parkedSpare []*dataPartition // the other half of parked's double buffer
+	stopping    bool
+	heldTotal   uint64 // messages ever held for a full queue (tests, metrics)
 
 	clusterFailedFn func(req *ClusterRequest, err error)
 }
@@ -97,6 +99,9 @@ func NewData(options DataOptions) (*Data, error) {
 		if !spec.Key.Valid() {
 			return nil, fmt.Errorf("shard: partition %v outside the namespace", spec.Key)
 		}
+	}
+	if err := options.deriveOpenFiles(); err != nil {
+		return nil, err
 	}
 	d := &Data{options: options, logger: options.Logger, shards: make([]*DataShard, shardCountMax)}
 	if options.CacheBytes > 0 {
@@ -159,7 +164,7 @@ func (d *Data) OnStart(sh *Shard) {
 	ds := &DataShard{
 		data:       d,
 		shard:      sh,
-		storage:    NewStorage(sh),
+		storage:    NewStorage(sh, max(d.options.OpenFilesMax/count, engine.OpenFilesMin)),
 		partitions: make(map[PartitionKey]*dataPartition),
 		pending:    make([][]Message, count),
 	}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +29,14 @@ import (
 // only at end of file. Bounce buffers move whole 4096-byte blocks, so a
 // read that moved a partial block stopped at the end of the file. A shard at fileOpsInFlightMax holds further ops and
 // starts them as slots free up. Only the shard's thread uses a Storage.
+//
+// Every op first passes the shard's engine.FileTable, so the files its
+// partitions, metadata and replica logs hold open never exceed the
+// shard's share of the open-files budget (DataOptions.OpenFilesMax): the
+// Files the engine sees are the table's handles, and the descriptors
+// behind them are opened, closed and reopened as the table decides.
 type Storage struct {
+	files   *engine.FileTable
 	shard   *Shard
 	direct  *engine.DirectStorage
 	free    []*storageOp
@@ -41,7 +49,10 @@ type Storage struct {
 	resumed   uint64 // partial transfers resumed (tests, metrics)
 }
 
-var _ engine.Storage = (*Storage)(nil)
+var (
+	_ engine.Storage = (*Storage)(nil)
+	_ engine.Kicker  = (*Storage)(nil)
+)
 
 // storageOp pairs an engine op with the shard FileOp carrying it.
 type storageOp struct {
@@ -51,16 +62,36 @@ type storageOp struct {
 	moved   int // bytes transferred so far
 }
 
-// NewStorage returns the Storage of sh; call it on sh's thread.
-func NewStorage(sh *Shard) *Storage {
+// NewStorage returns the Storage of sh holding at most openFilesMax files
+// open; call it on sh's thread.
+func NewStorage(sh *Shard, openFilesMax int) *Storage {
 	s := &Storage{shard: sh, direct: engine.NewDirectStorage()}
 	s.deliverFn = func(time.Time) { s.deliver() }
+	s.files = engine.NewFileTable(descriptorStorage{s}, engine.FileTableOptions{
+		OpenMax: openFilesMax, Wake: s.arm, Logger: sh.logger.With("shard", sh.id)})
 	return s
 }
 
 // Submit starts op; its Callback runs on the shard's thread in a later
 // loop turn (or later in this one, never inside Submit).
-func (s *Storage) Submit(op *engine.Op) {
+func (s *Storage) Submit(op *engine.Op) { s.files.Submit(op) }
+
+// ReadAt reads a file synchronously (engine.BlockingReader, for
+// partition snapshots) through the file table.
+func (s *Storage) ReadAt(file engine.File, buffer []byte, position int64) (int, error) {
+	return s.files.ReadAt(file, buffer, position)
+}
+
+// Files returns the shard's file table (its counters).
+func (s *Storage) Files() *engine.FileTable { return s.files }
+
+// descriptorStorage is the Storage under the file table: its Files are
+// descriptors.
+type descriptorStorage struct{ s *Storage }
+
+func (d descriptorStorage) Submit(op *engine.Op) { d.s.submitDescriptor(op) }
+
+func (s *Storage) submitDescriptor(op *engine.Op) {
 	invariant.Assert(op.Callback != nil, "storage op has a callback")
 	if !s.onBackend(op) {
 		s.direct.Submit(op)
@@ -78,10 +109,31 @@ func (s *Storage) Submit(op *engine.Op) {
 	s.start(so)
 }
 
+// submitter is a backend that can hand queued ops to the kernel before
+// the turn's Wait (io_uring); epoll runs file ops inside their start.
+type submitter interface{ Submit() error }
+
+// Kicks reports whether Kick starts file ops before the turn ends
+// (engine.Kicker).
+func (s *Storage) Kicks() bool {
+	_, ok := s.shard.backend.(submitter)
+	return ok
+}
+
+// Kick submits the file ops started so far without waiting, so a
+// partition's write runs while the turn goes on (engine.Kicker).
+func (s *Storage) Kick() {
+	if backend, ok := s.shard.backend.(submitter); ok {
+		// A refused submit (a full completion queue) leaves the ops
+		// queued: the turn's Wait submits them, as without Kick.
+		_ = backend.Submit()
+	}
+}
+
 // Pending reports the ops not yet completed; any count above zero keeps
 // a stopping shard pumping.
 func (s *Storage) Pending() int {
-	return s.inflight + len(s.waiting) + len(s.failed) + s.direct.Pending()
+	return s.inflight + len(s.waiting) + len(s.failed) + s.direct.Pending() + s.files.Pending()
 }
 
 // onBackend tells data-path ops (the backend's) from namespace ops.
@@ -224,6 +276,7 @@ func (s *Storage) arm() {
 func (s *Storage) deliver() {
 	s.armed = false
 	s.direct.Poll(storageDeliverMax)
+	s.files.Poll(storageDeliverMax)
 	s.startWaiting()
 	failed := s.failed
 	s.failed = nil
@@ -233,7 +286,44 @@ func (s *Storage) deliver() {
 		s.put(so)
 		op.Callback(op)
 	}
-	if s.direct.Pending() > 0 || len(s.failed) > 0 || len(s.waiting) > 0 {
+	if s.direct.Pending() > 0 || len(s.failed) > 0 || len(s.waiting) > 0 || s.files.Pending() > s.files.Waiting() {
 		s.arm()
 	}
+}
+
+// deriveOpenFiles raises the soft open-file limit to the hard one and,
+// when OpenFilesMax is 0, sets it to what the limit leaves after
+// OpenFilesReserve; it logs the budget once.
+func (o *DataOptions) deriveOpenFiles() error {
+	if o.OpenFilesMax < 0 || o.OpenFilesReserve < 0 {
+		return fmt.Errorf("shard: open files max %d and reserve %d must not be negative", o.OpenFilesMax, o.OpenFilesReserve)
+	}
+	limit, err := engine.RaiseOpenFilesLimit()
+	if err != nil {
+		o.Logger.Warn("shard: open files limit", "error", err.Error())
+	}
+	if o.OpenFilesReserve == 0 {
+		o.OpenFilesReserve = dataOpenFilesReserveDefault
+	}
+	derived := o.OpenFilesMax == 0
+	if derived {
+		o.OpenFilesMax = engine.OpenFilesBudget(limit, o.OpenFilesReserve)
+	}
+	if limit > 0 && uint64(o.OpenFilesMax) > limit {
+		o.Logger.Warn("shard: open_files_max is above the process's open-file limit; opens past the limit close idle files and retry",
+			"open_files_max", o.OpenFilesMax, "rlimit_nofile", limit)
+	}
+	o.Logger.Info("shard: open files budget", "open_files_max", o.OpenFilesMax, "derived", derived,
+		"rlimit_nofile", limit, "reserve", o.OpenFilesReserve)
+	return nil
+}
+
+// openFilesReserve is the room a derived open-files budget leaves for
+// connectionsMax connections plus the rest of the process (0: the data
+// plane's default).
+func openFilesReserve(connectionsMax int) int {
+	if connectionsMax <= 0 {
+		return 0
+	}
+	return connectionsMax + dataOpenFilesProcessReserve
 }

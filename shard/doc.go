@@ -93,6 +93,12 @@
 // and retries; beyond that it serves the connection itself. It never drops
 // one.
 //
+// Least-loaded placement knows nothing of partitions, so a connection may
+// land on a shard other than the one owning the partitions it uses; the
+// front then moves it there once its requests settled on that shard
+// (front_affinity.go, conn_move.go), which spares each request the two
+// cross-shard hops (ServerOptions.ConnectionAffinityOff keeps it put).
+//
 // A cluster node has a second listener, for its replica links
 // (Options.PeerListen): the last shard accepts on it and spreads the
 // sockets round robin; a second per-shard Handler (Options.NewPeerHandler)
@@ -185,4 +191,11 @@
 //     nothing was proposed.
 //  16. A partition's applied mark (op, offset next) is recorded only after
 //     the engine fdatasynced everything applied up to it.
+//  17. A client connection moves to another shard (conn_move.go) only
+//     while quiescent: nothing received and unanswered, nothing queued or
+//     being sent, no partial frame, no receive armed (the cancelled one
+//     finished), and its Handler's state holds nothing of the old shard.
+//     At every instant it is owned by exactly one shard or sits in
+//     exactly one queue; the sender counts it until the target took it,
+//     so shutdown never leaves it in a queue. Peer connections never move.
 package shard

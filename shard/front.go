@@ -48,7 +48,8 @@ func StartServer(options ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	server.data, err = NewData(DataOptions{Directory: options.DataPath, Partitions: specs,
-		CacheBytes: options.CacheBytes, MaintenanceInterval: options.MaintenanceInterval, Logger: options.Logger})
+		CacheBytes: options.CacheBytes, MaintenanceInterval: options.MaintenanceInterval, Logger: options.Logger,
+		OpenFilesMax: options.OpenFilesMax, OpenFilesReserve: openFilesReserve(options.ConnectionsMax)})
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +271,9 @@ func (f *front) OnFrame(conn *Conn, frame []byte) {
 			conn.Close() // past tcp.max_connections: refusing is the answer the peer gets
 			return
 		}
+		detecting, _ := conn.Attached().(*classicDetecting)
 		s = f.newSession(conn)
+		s.detecting = detecting
 		conn.Attach(s)
 	}
 	if s.evicted {
@@ -302,15 +305,7 @@ func (f *front) OnClose(conn *Conn, err error) {
 	}
 	f.endSession(s)
 	f.server.clients.remove(s.id)
-	for i, other := range f.sessions {
-		if other == s {
-			last := len(f.sessions) - 1
-			f.sessions[i] = f.sessions[last]
-			f.sessions[last] = nil
-			f.sessions = f.sessions[:last]
-			break
-		}
-	}
+	f.forget(s)
 }
 
 // forgetFrame frees the in-flight slot of a frame answered by silence

@@ -56,7 +56,9 @@ func (c *Conn) frameBytes(head []byte) (int, error) {
 
 // classicDetecting marks a connection whose first bytes are a VSR
 // candidate; its deadline timer closes it unless a verdict came first.
-type classicDetecting struct{}
+// fired records that the timer ran, after which it holds nothing of the
+// connection (a connection may leave its shard only then).
+type classicDetecting struct{ fired bool }
 
 // connFrameBytes detects the framing of a new connection, then sizes its
 // frames in that framing.
@@ -93,6 +95,7 @@ func (f *front) armDetectDeadline(conn *Conn) {
 	marker := &classicDetecting{}
 	conn.Attach(marker)
 	_, err := f.shard.After(classic.DetectCandidateDeadline, func(time.Time) {
+		marker.fired = true
 		if conn.Attached() == marker && conn.state == connOpen {
 			conn.close(ErrClassicReject)
 		}

@@ -70,6 +70,9 @@ func (t dataTarget) key() PartitionKey {
 // this shard with the call (op.Context) and the op.
 func (f *front) startData(c *call, op *DataOp, kind DataKind, next func(c *call, op *DataOp)) {
 	local := f.server.data.Local(f.shard)
+	if op.Key.Valid() {
+		f.noteOwner(c.session, OwnerOf(op.Key, len(f.shard.runtime.shards)))
+	}
 	c.next, c.kind = next, kind
 	op.Context, op.Done = c, f.dataDoneFn
 	if kind == DataAppend {

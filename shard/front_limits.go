@@ -52,6 +52,18 @@ const (
 	// staleFactorPercent: a group member silent for this share of the
 	// heartbeat interval is stale (§5.7: 1.2 × interval).
 	staleFactorPercent = 120
+
+	// affinityRequestsMin is how many partition requests in a row must go
+	// to one other shard before the connection moves there
+	// (front_affinity.go): a client whose requests spread over shards
+	// breaks the run and stays put, and one stray request never moves it.
+	affinityRequestsMin = 8
+
+	// affinityMoveIntervalMin is the least time between two moves of one
+	// connection: a client whose load shifts from shard to shard in long
+	// runs moves at most this often, so a move (a cancelled receive and a
+	// queue slot) stays rare next to the requests it saves hops on.
+	affinityMoveIntervalMin = time.Second
 )
 
 // Poll reply sizing: the records buffer grows with the count asked, within

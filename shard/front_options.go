@@ -47,9 +47,18 @@ type ServerOptions struct {
 	// CacheBytes is the recent-batch cache budget all shards share (0:
 	// the engine's default; negative: none).
 	CacheBytes int
+	// OpenFilesMax bounds the data files held open, all shards together
+	// (DataOptions.OpenFilesMax); 0 derives it from RLIMIT_NOFILE minus
+	// room for ConnectionsMax connections.
+	OpenFilesMax int
 	// MaintenanceInterval is how often retention runs (0: the data
 	// plane's default).
 	MaintenanceInterval time.Duration
+	// ConnectionAffinityOff keeps every connection on the shard that
+	// accepted it. By default a connection whose partition requests settle
+	// on another shard's partitions moves to that shard, which spares each
+	// request two cross-shard hops (front_affinity.go).
+	ConnectionAffinityOff bool
 	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
 	// the protocol's cap); a larger one closes the connection.
 	FrameBytesMax int

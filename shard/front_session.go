@@ -40,6 +40,16 @@ type session struct {
 	writtenValid bool
 	// classic is set on a 0.8 classic connection (front_classic.go).
 	classic *classicConn
+
+	// Connection affinity (front_affinity.go): the shard the last
+	// partition requests went to and how many in a row, when the session
+	// last moved, the logged-in user's creation time (to tell a re-created
+	// user apart), and the framing-detection timer of the connection.
+	affinityShard  int
+	affinityStreak int
+	movedAt        time.Time
+	userCreatedAt  uint64
+	detecting      *classicDetecting
 }
 
 func (f *front) newSession(conn *Conn) *session {
@@ -153,6 +163,7 @@ func (f *front) login(s *session, frame frameRef, request *wire.Request) {
 		s.writtenValid = false
 	}
 	s.userID = userID
+	s.userCreatedAt = view.user(userID).CreatedAt
 	f.server.clients.login(s.id, userID)
 	reply := wire.LoginReply{UserID: userID, Session: s.session, ServerVersion: wire.ProtocolVersion,
 		ServerRelease: ServerRelease}

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"testing"
+	"time"
 
 	"github.com/whippetio/whippet/ring"
 )
@@ -35,6 +36,8 @@ func TestLimits(t *testing.T) {
 	check(timersPerShardMax >= connectionsPerShardMax, "a timer per connection (idle timeouts) fits")
 	check(fileOpsInFlightMax >= completionsPerTurnMax, "file ops can keep a turn's completions busy")
 	check(acceptBacklog >= connectionsHandoffMax, "the backlog absorbs a burst while handovers wait")
+	check(affinityRequestsMin >= 2, "one stray request to another shard never moves a connection")
+	check(affinityMoveIntervalMin >= 100*time.Millisecond, "a connection moves rarely next to the requests a move spares hops on")
 	const journalBytes = 4 << 20 // the engine's default journal
 	check(uringLargeClassMapBytes >= uringRingPartitionsPerShard*2*journalBytes,
 		"the journal class holds both journals of uringRingPartitionsPerShard partitions")

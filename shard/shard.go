@@ -24,11 +24,13 @@ type Message struct {
 	Data  any
 }
 
-// envelope is one slot of a cross-shard queue: a message, or a connection
-// handed over by the accepting shard (fd >= 0).
+// envelope is one slot of a cross-shard queue: a message, a connection
+// handed over by the accepting shard (fd >= 0), or a connection moving
+// here from another shard (conn, conn_move.go).
 type envelope struct {
-	fd  int32
-	msg Message
+	fd   int32
+	msg  Message
+	conn *Conn
 }
 
 // Shard is one pinned thread and everything it owns: its backend, its
@@ -57,6 +59,7 @@ type Shard struct {
 	conns       []*Conn // by slot; nil when free
 	connsFree   []uint32
 	connCount   atomic.Int64 // owned connections, handed-over ones included
+	movesOut    atomic.Int64 // connections posted to another shard that has not taken them yet
 	connGen     uint32
 	fileOps     []*FileOp
 	fileOpsFree []uint32
@@ -67,6 +70,10 @@ type Shard struct {
 	spinIdle    int         // fruitless spins in a row
 	busy        bool        // completions arrived since the last idle check
 	idle        atomic.Bool // trimmed, and no completion since
+	// heapTrimDue and heapTrimmed (shard 0): the Go heap's pages are to be
+	// given back once every shard idles, and when they last were.
+	heapTrimDue bool
+	heapTrimmed time.Time
 
 	listener  int   // shard 0 with a listener: the listening fd, else -1
 	accepting bool  // the accept op is armed
@@ -185,6 +192,10 @@ func (sh *Shard) deliver(from int, item envelope) {
 		sh.adopt(int(item.fd))
 		return
 	}
+	if item.conn != nil {
+		sh.moveIn(item.conn)
+		return
+	}
 	if onMessage := sh.runtime.options.OnMessage; onMessage != nil {
 		bump(&sh.stats.messagesIn, 1)
 		onMessage(sh, from, item.msg)
@@ -220,16 +231,8 @@ func (sh *Shard) adoptWith(fd int, peer bool, attach any) {
 	}
 	// Replies are whole frames: sending each at once beats Nagle's wait.
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // latency only; the connection works without it
-	sh.connGen++
-	conn := &Conn{shard: sh, handler: handler, peer: peer, fd: fd, gen: sh.connGen & tokenGenMask, attached: attach}
-	if last := len(sh.connsFree) - 1; last >= 0 {
-		conn.slot = sh.connsFree[last]
-		sh.connsFree = sh.connsFree[:last]
-		sh.conns[conn.slot] = conn
-	} else {
-		conn.slot = uint32(len(sh.conns))
-		sh.conns = append(sh.conns, conn)
-	}
+	conn := &Conn{shard: sh, handler: handler, peer: peer, fd: fd, attached: attach}
+	sh.place(conn)
 	bump(&sh.stats.connsAdopted, 1)
 	conn.armRecv()
 	if opener, ok := handler.(connOpener); ok {

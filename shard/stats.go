@@ -5,18 +5,20 @@ import "sync/atomic"
 // Stats are a shard's counters since start. The shard's thread writes
 // them; any thread may read them (Shard.Stats) for metrics and tests.
 type Stats struct {
-	ConnsAdopted uint64 // connections the shard took ownership of
-	ConnsClosed  uint64 // connections it closed
-	FramesIn     uint64 // whole frames handed to the Handler
-	BytesIn      uint64 // bytes received on connections
-	BytesDirect  uint64 // of BytesIn, bytes received straight into frame buffers (no copy)
-	BytesOut     uint64 // bytes sent on connections
-	SendsPartial uint64 // sends that wrote less than asked and were resumed
-	SendsJoined  uint64 // sends that carried several queued replies copied into one buffer
-	RecvsInto    uint64 // receives straight into a large frame's buffer
-	Pauses       uint64 // times a connection stopped reading at its in-flight limit
-	MessagesIn   uint64 // cross-shard messages delivered to OnMessage
-	Trims        uint64 // idle stretches in which the shard gave back free buffers' memory
+	ConnsAdopted  uint64 // connections the shard took ownership of
+	ConnsClosed   uint64 // connections it closed
+	ConnsMovedIn  uint64 // connections other shards moved here (their partitions are here)
+	ConnsMovedOut uint64 // connections it moved to the shard owning their partitions
+	FramesIn      uint64 // whole frames handed to the Handler
+	BytesIn       uint64 // bytes received on connections
+	BytesDirect   uint64 // of BytesIn, bytes received straight into frame buffers (no copy)
+	BytesOut      uint64 // bytes sent on connections
+	SendsPartial  uint64 // sends that wrote less than asked and were resumed
+	SendsJoined   uint64 // sends that carried several queued replies copied into one buffer
+	RecvsInto     uint64 // receives straight into a large frame's buffer
+	Pauses        uint64 // times a connection stopped reading at its in-flight limit
+	MessagesIn    uint64 // cross-shard messages delivered to OnMessage
+	Trims         uint64 // idle stretches in which the shard gave back free buffers' memory
 
 	// io_uring only: file reads and writes by buffer kind, and Allocs the
 	// pools could not serve.
@@ -32,6 +34,7 @@ type stats struct {
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
 	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
+	connsMovedIn, connsMovedOut                  atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -41,6 +44,7 @@ func (sh *Shard) Stats() Stats {
 	s := &sh.stats
 	return Stats{
 		ConnsAdopted: s.connsAdopted.Load(), ConnsClosed: s.connsClosed.Load(),
+		ConnsMovedIn: s.connsMovedIn.Load(), ConnsMovedOut: s.connsMovedOut.Load(),
 		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
 		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(), SendsJoined: s.sendsJoined.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),

@@ -74,7 +74,7 @@ func (sh *Shard) beginStop() {
 }
 
 func (sh *Shard) isDrained() bool {
-	if sh.accepting || sh.peerAccepting || len(sh.handoff) > 0 {
+	if sh.accepting || sh.peerAccepting || len(sh.handoff) > 0 || sh.movesOut.Load() > 0 {
 		return false
 	}
 	closeListener(sh.peerListener) // no op holds it any more

@@ -21,19 +21,24 @@ func (sh *Shard) armTrim() {
 
 // onTrimTimer trims once per idle stretch: the first tick after a period
 // with completions only notes the activity, the next one without trims.
-func (sh *Shard) onTrimTimer(time.Time) {
+// Shard 0 then returns the Go heap's pages once every shard idles, at
+// most once per heapTrimIntervalMin (a later idle tick does it when the
+// last one was too recent).
+func (sh *Shard) onTrimTimer(now time.Time) {
 	if sh.busy {
 		sh.busy = false
 		sh.idle.Store(false)
 		return
 	}
-	if sh.idle.Load() {
-		return
+	if !sh.idle.Load() {
+		sh.idle.Store(true)
+		sh.backend.Trim()
+		bump(&sh.stats.trims, 1)
+		sh.heapTrimDue = sh.id == 0
 	}
-	sh.idle.Store(true)
-	sh.backend.Trim()
-	bump(&sh.stats.trims, 1)
-	if sh.id == 0 && sh.runtime.allIdle() {
+	if sh.heapTrimDue && sh.runtime.allIdle() && now.Sub(sh.heapTrimmed) >= heapTrimIntervalMin {
+		sh.heapTrimDue = false
+		sh.heapTrimmed = now
 		debug.FreeOSMemory()
 	}
 }

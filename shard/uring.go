@@ -293,6 +293,16 @@ func (b *uringBackend) lendable(op *uringOp, data []byte, copyIn bool) (ring.Buf
 	return buf, start, start + len(op.bounce)
 }
 
+// Submit hands the queued SQEs to the kernel without waiting; their
+// completions are reaped by the next Wait.
+func (b *uringBackend) Submit() error {
+	if b.closed {
+		return ErrClosed
+	}
+	_, err := b.ring.Submit()
+	return err
+}
+
 func (b *uringBackend) Read(fd int, buf []byte, position int64, token uint64) error {
 	if b.closed {
 		return ErrClosed

@@ -4,6 +4,7 @@
 package enginetest
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"path"
 	"sort"
@@ -26,13 +27,26 @@ type MemStorage struct {
 	handles map[engine.File]handle
 	next    engine.File
 	queue   []*engine.Op
+	// submitted holds what each queued write carried at Submit: the
+	// bytes must not change before the write completes (the kernel may
+	// read them at any moment in between).
+	submitted map[*engine.Op][]byte
 	// Inject, when set, may fail an op as it completes: a non-nil error is
 	// reported and the op has no effect.
 	Inject func(op *engine.Op) error
 	// Syncs counts completed file syncs; Writes counts completed writes
-	// per path.
+	// per path; Kicked counts Kick calls.
 	Syncs  int
 	Writes map[string]int
+	Kicked int
+	// NoKick hides the engine.Kicker capability: partitions then write
+	// whole groups only, as on a storage that runs ops inside Submit.
+	NoKick bool
+	// FilesLimit, when positive, fails an open with EMFILE while that many
+	// handles are open (the process's RLIMIT_NOFILE). OpenPeak is the most
+	// handles ever open at once.
+	FilesLimit int
+	OpenPeak   int
 }
 
 type memFile struct {
@@ -58,12 +72,13 @@ type handle struct {
 // crashes draw from seed.
 func NewMemStorage(seed uint64) *MemStorage {
 	return &MemStorage{
-		random:  rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		files:   make(map[string]*memFile),
-		durable: make(map[string]*memFile),
-		handles: make(map[engine.File]handle),
-		Writes:  make(map[string]int),
-		next:    3,
+		random:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		files:     make(map[string]*memFile),
+		durable:   make(map[string]*memFile),
+		handles:   make(map[engine.File]handle),
+		Writes:    make(map[string]int),
+		submitted: make(map[*engine.Op][]byte),
+		next:      3,
 	}
 }
 
@@ -72,8 +87,21 @@ func (s *MemStorage) Submit(op *engine.Op) {
 	if op.Callback == nil {
 		panic("enginetest: op without callback")
 	}
+	if op.Code == engine.OpWrite {
+		s.submitted[op] = append([]byte(nil), op.Buffer...)
+	}
 	s.queue = append(s.queue, op)
 }
+
+// Kicks reports the engine.Kicker capability (see NoKick).
+func (s *MemStorage) Kicks() bool { return !s.NoKick }
+
+// Kick counts the call: queued ops complete in Run, as ever, so a test
+// decides whether a piece completes before the rest of its batch.
+func (s *MemStorage) Kick() { s.Kicked++ }
+
+// OpenFiles is the number of handles open now.
+func (s *MemStorage) OpenFiles() int { return len(s.handles) }
 
 // Pending is the number of ops in flight.
 func (s *MemStorage) Pending() int { return len(s.queue) }
@@ -87,6 +115,12 @@ func (s *MemStorage) Run(countMax int) int {
 		op := s.queue[index]
 		s.queue[index] = s.queue[len(s.queue)-1]
 		s.queue = s.queue[:len(s.queue)-1]
+		if op.Code == engine.OpWrite {
+			if !bytes.Equal(s.submitted[op], op.Buffer) {
+				panic("enginetest: a write's bytes changed while it was in flight")
+			}
+			delete(s.submitted, op)
+		}
 		op.Result, op.Err = 0, nil
 		if s.Inject != nil {
 			op.Err = s.Inject(op)
@@ -141,6 +175,11 @@ func (s *MemStorage) execute(op *engine.Op) {
 }
 
 func (s *MemStorage) open(op *engine.Op) {
+	if s.FilesLimit > 0 && len(s.handles) >= s.FilesLimit {
+		op.Err = syscall.EMFILE
+		return
+	}
+	defer func() { s.OpenPeak = max(s.OpenPeak, len(s.handles)) }()
 	if op.Flags&engine.OpenDirectory != 0 {
 		s.handles[s.next] = handle{path: op.Path, directory: true}
 		op.Result = int64(s.next)

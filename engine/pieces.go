@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"encoding/binary"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/whippetio/whippet/internal/invariant"
+)
+
+// Writing a large batch in pieces. With the flush pipeline idle, a batch
+// of at least piecesRecordBytesMin is checked and its stamped checksum
+// computed on the received bytes, then its first pieceBytes are copied
+// into the pending journal and their whole blocks written at once
+// (Kicker.Kick) while the rest is copied; the first write's completion
+// sends the rest (writeDone). The checksum comes first because it covers
+// every frame's checksum and sits in the first block: the first piece
+// carries the final header, so a write never goes out with bytes that
+// change later. A batch that fails the check writes nothing. Only after
+// the last piece was written (and synced, when persisted) is the batch
+// indexed, made visible, handed to the cache and acknowledged, as a
+// group write is. A crash between pieces leaves a header whose
+// batch_length overruns the file: recovery cuts it as a torn tail.
+
+// frameSums computes a batch checksum as wire does (§8.4): XXH3-64 over
+// the 44-byte header prefix (the five u64 fields before batch_checksum,
+// then message_count) followed by every frame's checksum field.
+type frameSums struct {
+	hasher xxh3.Hasher
+	bytes  [512]byte
+	count  int
+	// touched keeps the look-ahead loads of touchAhead from being
+	// dropped by the compiler; its value means nothing.
+	touched byte
+}
+
+// start feeds the prefix of record's header as stamped with partitionID,
+// offset and timestamp.
+func (s *frameSums) start(record []byte, partitionID uint32, offset, timestamp uint64) {
+	invariant.Assert(len(record) >= batchHeaderBytes, "summed record holds a header")
+	var prefix [batchChecksumAt + 4]byte
+	binary.LittleEndian.PutUint64(prefix[batchPartitionIDAt:], uint64(partitionID))
+	binary.LittleEndian.PutUint64(prefix[batchBaseOffsetAt:], offset)
+	binary.LittleEndian.PutUint64(prefix[batchBaseTimestampAt:], timestamp)
+	copy(prefix[batchOriginTimestampAt:batchChecksumAt], record[batchOriginTimestampAt:batchChecksumAt])
+	copy(prefix[batchChecksumAt:], record[batchMessageCountAt:batchMessageCountAt+4])
+	s.hasher.Reset()
+	s.count = 0
+	_, _ = s.hasher.Write(prefix[:]) // Hasher.Write never fails
+}
+
+func (s *frameSums) add(frame []byte) {
+	if s.count == len(s.bytes) {
+		_, _ = s.hasher.Write(s.bytes[:]) // Hasher.Write never fails
+		s.count = 0
+	}
+	s.count += copy(s.bytes[s.count:], frame[frameChecksumAt:frameChecksumAt+8])
+}
+
+// touchAhead loads the header of the frame walkAheadFrames past the one
+// at position, guessing that frames are as long as this one. The walk
+// runs on bytes another core received, one frame after the other, and
+// each frame's place depends on the previous frame's length: without
+// these independent loads it waits for one cache miss per frame in turn
+// (~75 µs for 1,000 frames here, ~25 µs less with them). A wrong guess
+// only loads a line for nothing.
+func (s *frameSums) touchAhead(record []byte, position, length int) {
+	ahead := position + walkAheadFrames*length
+	if ahead+frameHeaderBytes <= len(record) {
+		s.touched += record[ahead] + record[ahead+framePayloadLengthAt]
+	}
+}
+
+func (s *frameSums) sum() uint64 {
+	_, _ = s.hasher.Write(s.bytes[:s.count]) // Hasher.Write never fails
+	s.count = 0
+	return s.hasher.Sum64()
+}
+
+// piecesFit reports whether record is appended in pieces: the storage can
+// start a write within the turn, nothing is being written or waits to
+// be (so the record is the head of the next write), no roll is due, the
+// ack waits for the disk, and no dedup window needs the received frames.
+func (p *Partition) piecesFit(record []byte) bool {
+	return p.kicker != nil && len(record) >= piecesRecordBytesMin &&
+		p.options.Durability != DurabilityMemory && !p.dedup.enabled() &&
+		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() &&
+		p.state == stateOpen && p.active().sizeBytes < p.options.SegmentBytes
+}
+
+// appendPieces appends op's record in pieces (see above).
+func (p *Partition) appendPieces(op *AppendOp) error {
+	record := op.Batch
+	timestamp := max(op.Timestamp, p.timestampLast)
+	invariant.Assert(len(record) >= piecesRecordBytesMin, "a pieced record is large")
+	if p.sums == nil {
+		p.sums = new(frameSums)
+	}
+	p.sums.start(record, p.options.PartitionID, p.offsetNext, timestamp)
+	if reason := walkLayout(record, p.sums); reason != "" {
+		return invalidBatchError(reason)
+	}
+	buffer := p.pending
+	if len(buffer.batches) == journalBatchesMax || !buffer.grow(len(record)) {
+		return ErrJournalFull
+	}
+	active := p.active()
+	if buffer.segment != active {
+		buffer.rebase(active)
+	}
+	invariant.Assert(buffer.filePosition+int64(buffer.prefixBytes) == active.sizeBytes,
+		"a pieced buffer continues the active segment")
+	at := buffer.used
+	stored := buffer.data[at : at+len(record)]
+	copy(stored[:pieceBytes], record[:pieceBytes])
+	binary.LittleEndian.PutUint64(stored[batchPartitionIDAt:], uint64(p.options.PartitionID))
+	binary.LittleEndian.PutUint64(stored[batchBaseOffsetAt:], p.offsetNext)
+	binary.LittleEndian.PutUint64(stored[batchBaseTimestampAt:], timestamp)
+	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], p.sums.sum())
+	p.swapBuffers()
+	buffer.writeStart, buffer.writeEnd = 0, int(alignDown(int64(at+pieceBytes)))
+	p.submitWrite()
+	p.kicker.Kick()
+	copy(stored[pieceBytes:], record[pieceBytes:])
+	if invariant.Enabled {
+		invariant.Assert(invalidBatch(stored) == "", "a pieced batch verifies")
+	}
+	count := batchMessageCount(stored)
+	buffer.batches = append(buffer.batches, journalBatch{
+		offsetFirst: p.offsetNext, count: count, timestamp: timestamp, at: at, length: len(record),
+	})
+	buffer.used += len(record)
+	buffer.ops = append(buffer.ops, op)
+	op.BaseOffset, op.Count, op.Err = p.offsetNext, count, nil
+	p.offsetNext += uint64(count)
+	p.timestampLast = timestamp
+	position, prefix := buffer.tail()
+	p.pending.reset(active, position, prefix)
+	p.pieced++
+	return nil
+}
