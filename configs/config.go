@@ -83,9 +83,10 @@ type Sharding struct {
 	ConnectionAffinity bool `toml:"connection_affinity"`
 }
 
-// Cache is the per-shard budget of recent batches kept in memory.
+// Cache is the memory for recent batches, shared by all shards: "auto"
+// (a share of the memory limit), "0" (none) or a size.
 type Cache struct {
-	BytesPerShard Size `toml:"bytes_per_shard"`
+	Size string `toml:"size"`
 }
 
 // Partition holds partition-wide switches.

@@ -3,6 +3,7 @@ package configs
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 
@@ -75,10 +76,15 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		RebalancingTimeout:    c.ConsumerGroup.RebalancingTimeout.Std(),
 		SegmentBytes:          uint64(c.System.Topic.SegmentSize),
 		Durability:            durability,
-		CacheBytes:            int(c.System.Cache.BytesPerShard),
+		CacheBytes:            -1, // none unless system.cache.size gives some
 		FrameBytesMax:         int(c.TCP.MaxFrameSize),
 		ConnectionAffinityOff: !c.System.Sharding.ConnectionAffinity,
 		Logger:                logger,
+	}
+	if bytes, err := c.CacheBytes(); err != nil {
+		return options, err
+	} else if bytes > 0 {
+		options.CacheBytes = int(min(bytes, math.MaxInt))
 	}
 	if c.Heartbeat.Enabled {
 		options.HeartbeatInterval = c.Heartbeat.Interval.Std()

@@ -32,7 +32,7 @@ func TestServerOptions(t *testing.T) {
 	}
 	if options.DataPath != "/srv/whippet" || options.Durability != engine.DurabilityWritten ||
 		options.SegmentBytes != 1<<30 || options.TokensPerUserMax != 7 || options.HeartbeatInterval != 0 ||
-		options.RebalancingTimeout != 30*time.Second || options.CacheBytes != 256<<20 || options.ConnectionsMax != 10000 {
+		options.RebalancingTimeout != 30*time.Second || options.CacheBytes != autoCacheBytes(t) || options.ConnectionsMax != 10000 {
 		t.Fatalf("server options %+v", options)
 	}
 	if options.RootUsername != "iggy" || options.RootPassword != "hunter22" {

@@ -99,6 +99,9 @@ func (c *Config) validateSystem() error {
 	if s.Topic.SegmentSize < segmentBytesMin || s.Topic.SegmentSize > segmentBytesMax {
 		return invalid("system.topic.segment_size", "%d bytes is outside [%d, %d]", s.Topic.SegmentSize, segmentBytesMin, segmentBytesMax)
 	}
+	if _, err := c.CacheBytes(); err != nil {
+		return err
+	}
 	switch s.Topic.Durability {
 	case "memory", "written", "persisted":
 	default:

@@ -25,7 +25,7 @@ func steadyPartition(t testing.TB, durability engine.Durability, cache *engine.C
 // acknowledgement) allocates nothing once warm.
 func TestAppendAllocs(t *testing.T) {
 	for _, durability := range []engine.Durability{engine.DurabilityPersisted, engine.DurabilityMemory} {
-		storage, p := steadyPartition(t, durability, engine.NewCache(8<<20))
+		storage, p := steadyPartition(t, durability, engine.NewCache(engine.NewCacheBudget(int64(8<<20)), 1))
 		record := enginetest.Batch(1, enginetest.Message{Payload: make([]byte, 1000)}, enginetest.Message{Payload: make([]byte, 3000)})
 		op := &engine.AppendOp{Batch: record, Timestamp: 1, Done: func(*engine.AppendOp) {}}
 		step := func() {
@@ -55,7 +55,7 @@ func TestPollAllocs(t *testing.T) {
 	for _, name := range []string{"cache", "disk"} {
 		var cache *engine.Cache
 		if name == "cache" {
-			cache = engine.NewCache(64 << 20)
+			cache = engine.NewCache(engine.NewCacheBudget(int64(64<<20)), 1)
 		}
 		storage, p := steadyPartition(t, engine.DurabilityWritten, cache)
 		record := enginetest.Batch(1, enginetest.Message{Payload: make([]byte, 2000)}, enginetest.Message{Payload: make([]byte, 500)})

@@ -78,7 +78,7 @@ func benchmarkAppendRing(b *testing.B, record []byte, durability engine.Durabili
 	}
 	if cached {
 		// 64 MiB holds eight of the test pool's 8 MiB buffers.
-		options.Cache = engine.NewCache(64 << 20)
+		options.Cache = engine.NewCache(engine.NewCacheBudget(int64(64<<20)), 1)
 	}
 	p := mustOpen(b, storage, options)
 	op := &engine.AppendOp{Batch: record, Timestamp: 1, Done: func(*engine.AppendOp) {}}
@@ -103,7 +103,7 @@ func BenchmarkPoll(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var cache *engine.Cache
 			if name == "cache" {
-				cache = engine.NewCache(256 << 20)
+				cache = engine.NewCache(engine.NewCacheBudget(int64(256<<20)), 1)
 			}
 			storage, p := steadyPartition(b, engine.DurabilityWritten, cache)
 			messages := make([]enginetest.Message, 100)

@@ -2,157 +2,302 @@ package engine
 
 import "github.com/whippetio/whippet/internal/invariant"
 
-// Cache holds recently written batches of every partition of one shard
-// within one byte budget, evicting the oldest buffer first. It holds whole
-// buffers rather than copies: a partition hands over a flushed journal
-// buffer (hold) and takes a fresh one, so a large flush is never copied
-// again; a small flush is copied into the cache's open buffer (insert),
-// where it does not pin a journal-sized buffer for a few bytes. An evicted
-// buffer goes back through the release function it came with, so buffers
-// stay in the memory their allocator gave (ring memory in a shard).
+// Cache holds recently written batches of every partition of one shard,
+// copied into its arena in write order and evicted oldest first: the
+// memory an O_DIRECT log has in place of the page cache, so a consumer
+// reading what was just written is served from memory, not the disk.
 //
-// A batch dies with its buffer, or when the entry ring wraps over it. The
-// open buffer takes copies until it is full even after newer journals were
-// held, so a partition's cached batches may die out of order: a reader
-// finding a dead batch reads it from disk. It is not safe for concurrent
-// use: one shard owns it.
+// The arena is used as a ring. Records go at head; one that does not fit
+// before the arena's claimed capacity either grows the capacity (when the
+// CacheBudget grants it) or wraps to the start, evicting the oldest
+// records in its way. A record never straddles the end. Every record has
+// a sequence number, and records die in sequence order (eviction is FIFO,
+// shrinking included), so a sequence is alive exactly when it is at or
+// above sequenceTail.
+//
+// The copy stays off the path from a write's completion to its
+// acknowledgement when the shard drains: with a wake function set
+// (SetWake), the cache holds a written journal whole, reserves arena
+// room for its batches, serves them from the journal, and copies them
+// when the shard calls Drain (a slice per loop turn), then frees the
+// journal. Without one it copies at once.
+//
+// A record returned by get is valid until the next insert, hold, Drain
+// or Trim. It is not safe for concurrent use: one shard owns it; only
+// the budget is shared.
 type Cache struct {
-	budgetBytes int
-	heldBytes   int
-	// buffers is a ring indexed by buffer number; bufferTail is the oldest
-	// held, bufferHead the next number.
-	buffers    []cacheBuffer
-	bufferTail uint64
-	bufferHead uint64
-	// open is the number of the buffer insert copies into and openUsed
-	// its filled bytes, when opened and open >= bufferTail (not evicted).
-	open     uint64
-	openUsed int
-	opened   bool
-	// entries is a ring indexed by sequence; sequenceHead is the next one.
+	budget    *CacheBudget
+	fairBytes int         // the share of the budget this cache may always claim
+	arena     *cacheArena // nil until the first insert
+	// capacityBytes is the claimed prefix of the arena; records lie in it.
+	capacityBytes int
+	head          int
+	// wrapEnd is where records stopped before head wrapped to 0; it
+	// bounds the older records while the cache is wrapped.
+	wrapEnd int
+	// entries is a ring indexed by sequence; live sequences are
+	// [sequenceTail, sequenceHead).
 	entries      []cacheEntry
+	sequenceTail uint64
 	sequenceHead uint64
-}
-
-type cacheBuffer struct {
-	data    []byte
-	release func([]byte)
+	evictedCount uint64
+	failed       bool // mapping the arena failed: cache nothing
+	ahead        bool // a populator goroutine faults the arena in (PopulateAhead)
+	// held is a ring of journals whose batches wait for their copy, in
+	// sequence order; wake tells the shard to start draining it.
+	held     [cacheHeldMax]heldJournal
+	heldTail int
+	heldLen  int
+	wake     func()
 }
 
 type cacheEntry struct {
 	sequence uint64
-	buffer   uint64
-	at       int
+	at       int // arena position (reserved; filled once copied)
 	length   int
+	// journal is the held slot serving the record until its copy, or -1.
+	journal int
+	from    int // position in that journal
 }
 
-// NewCache returns a cache of budgetBytes (0 disables caching).
-func NewCache(budgetBytes int) *Cache {
-	invariant.Assert(budgetBytes >= 0, "cache budget is not negative")
+// heldJournal is a written journal whose batches have sequences
+// [sequenceFirst, sequenceEnd), of which those below copied are copied.
+type heldJournal struct {
+	data          []byte
+	release       func([]byte)
+	sequenceFirst uint64
+	sequenceEnd   uint64
+	copied        uint64
+}
+
+// CacheStats is a cache's state for metrics and tests.
+type CacheStats struct {
+	Records       uint64 // records alive
+	Bytes         int64  // their bytes
+	CapacityBytes int64  // arena memory claimed from the budget
+	EvictedCount  uint64 // records evicted since the start
+	HeldCount     int    // written journals waiting for their copy
+	ReadyBytes    int64  // of CapacityBytes, what is faulted in ahead of the copies
+}
+
+// NewCache returns the cache of one of shardCount shards drawing on
+// budget. It maps nothing until the first insert.
+func NewCache(budget *CacheBudget, shardCount int) *Cache {
+	invariant.Assert(budget != nil, "a cache has a budget")
+	invariant.Assert(shardCount > 0, "a cache belongs to one of some shards")
+	fair := budget.limitBytes / int64(shardCount) / budget.chunkBytes * budget.chunkBytes
+	entries, err := mapEntries(cacheEntriesMax)
 	return &Cache{
-		budgetBytes: budgetBytes,
-		buffers:     make([]cacheBuffer, cacheBuffersMax),
-		entries:     make([]cacheEntry, cacheEntriesMax),
+		budget:    budget,
+		fairBytes: int(fair),
+		entries:   entries,
+		failed:    err != nil, // no room for its entries: a cache that caches nothing
 	}
 }
 
-// holds reports whether a flushed journal of capacity bytes holding used
-// bytes of batches is worth holding whole rather than copying from.
-func (c *Cache) holds(used int, capacity int) bool {
-	return used*cacheHoldFillDivisor >= capacity && capacity <= c.budgetBytes/2
-}
+// recordBytesMax is the largest record the cache takes: more would evict
+// too much of what the shard's other partitions wrote.
+func (c *Cache) recordBytesMax() int { return max(c.fairBytes/4, int(c.budget.chunkBytes)) }
 
-// hold takes data, a written journal buffer, with the function that frees
-// it; the caller then records its batches with entry.
-func (c *Cache) hold(data []byte, release func([]byte)) {
-	invariant.Assert(cap(data) <= c.budgetBytes/2, "a held buffer fits the budget")
-	c.push(data[:cap(data)], release)
-}
-
-// entry records bytes [at, at+length) of the newest held buffer and
-// returns their sequence.
-func (c *Cache) entry(at int, length int) uint64 {
-	invariant.Assert(c.bufferHead > c.bufferTail, "an entry has a buffer")
-	newest := &c.buffers[(c.bufferHead-1)%uint64(len(c.buffers))]
-	invariant.Assert(at >= 0 && at+length <= len(newest.data), "an entry lies within its buffer")
-	return c.record(c.bufferHead-1, at, length)
-}
-
-// insert copies record into the open buffer (allocating one when there is
-// none or it is full) and returns its sequence, or false when the record
-// is larger than a quarter of the budget (it would evict too much).
-func (c *Cache) insert(record []byte, allocate func(int) []byte, release func([]byte)) (uint64, bool) {
+// insert copies record into the arena and returns its sequence, or false
+// when the cache cannot hold it (too large, no memory).
+func (c *Cache) insert(record []byte) (uint64, bool) {
 	length := len(record)
-	if length == 0 || length > c.budgetBytes/4 {
+	if c.failed || length == 0 || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes {
 		return 0, false
 	}
-	if !c.opened || c.open < c.bufferTail || c.openUsed+length > len(c.buffers[c.open%uint64(len(c.buffers))].data) {
-		data := allocate(max(length, min(cacheOpenBytes, c.budgetBytes/4)))
-		if cap(data) > c.budgetBytes/2 {
-			release(data)
-			return 0, false
-		}
-		c.push(data[:cap(data)], release)
-		c.open, c.openUsed, c.opened = c.bufferHead-1, 0, true
+	c.Trim()
+	at, ok := c.reserve(length)
+	if !ok {
+		return 0, false
 	}
-	at := c.openUsed
-	copy(c.buffers[c.open%uint64(len(c.buffers))].data[at:], record)
-	c.openUsed += length
-	return c.record(c.open, at, length), true
+	copy(c.arena.data[at:at+length], record)
+	return c.record(at, length, -1, 0), true
 }
 
-// push holds data as the newest buffer, evicting the oldest ones until
-// the budget and the buffer ring have room.
-func (c *Cache) push(data []byte, release func([]byte)) {
-	for c.bufferHead > c.bufferTail &&
-		(c.heldBytes+len(data) > c.budgetBytes || c.bufferHead-c.bufferTail == uint64(len(c.buffers))) {
-		c.evict()
-	}
-	c.buffers[c.bufferHead%uint64(len(c.buffers))] = cacheBuffer{data: data, release: release}
-	c.bufferHead++
-	c.heldBytes += len(data)
-	invariant.Assert(c.heldBytes <= c.budgetBytes, "held buffers fit the budget")
-}
-
-// evict frees the oldest buffer, and with it every batch it holds.
-func (c *Cache) evict() {
-	oldest := &c.buffers[c.bufferTail%uint64(len(c.buffers))]
-	c.heldBytes -= len(oldest.data)
-	oldest.release(oldest.data)
-	*oldest = cacheBuffer{}
-	c.bufferTail++
-	invariant.Assert(c.heldBytes >= 0, "held bytes are not negative")
-}
-
-func (c *Cache) record(buffer uint64, at int, length int) uint64 {
+func (c *Cache) record(at int, length int, journal int, from int) uint64 {
+	c.head = at + length
 	sequence := c.sequenceHead
-	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, buffer: buffer, at: at, length: length}
+	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: at, length: length,
+		journal: journal, from: from}
 	c.sequenceHead++
+	invariant.Assert(c.head <= c.capacityBytes, "records lie within the claimed arena")
 	return sequence
 }
 
+// reserve makes room for length bytes and returns where they go.
+func (c *Cache) reserve(length int) (int, bool) {
+	if c.sequenceHead-c.sequenceTail == uint64(len(c.entries)) {
+		c.evict()
+	}
+	for range 3 { // unwrapped → wrapped → unwrapped at most
+		if c.empty() {
+			c.head, c.wrapEnd = 0, 0
+		}
+		if !c.wrapped() {
+			if c.head+length > c.capacityBytes {
+				c.grow(c.head + length)
+			}
+			if c.head+length <= c.usableBytes() {
+				return c.head, true
+			}
+			if c.empty() {
+				return 0, false // the arena cannot hold it yet, or ever
+			}
+			c.wrapEnd, c.head = c.head, 0
+		}
+		for c.wrapped() && c.head+length > c.entries[c.sequenceTail%uint64(len(c.entries))].at {
+			c.evict()
+		}
+		if c.wrapped() || c.head+length <= c.usableBytes() {
+			return c.head, true
+		}
+	}
+	invariant.Assert(false, "a reserve settles within three passes")
+	return 0, false
+}
+
+// usableBytes is the part of the arena records may go in.
+func (c *Cache) usableBytes() int { return c.capacityBytes }
+
+func (c *Cache) readyBytes() int {
+	if c.arena == nil {
+		return 0
+	}
+	return min(c.capacityBytes, c.arena.readyBytes())
+}
+
+func (c *Cache) empty() bool { return c.sequenceTail == c.sequenceHead }
+
+// wrapped reports whether head restarted below the oldest record: the
+// oldest records lie in [tail, wrapEnd), the newest in [0, head).
+func (c *Cache) wrapped() bool {
+	return !c.empty() && c.entries[c.sequenceTail%uint64(len(c.entries))].at >= c.head
+}
+
+// grow claims arena up to at least needBytes; unwrapped only.
+func (c *Cache) grow(needBytes int) bool {
+	invariant.Assert(!c.wrapped(), "only an unwrapped arena grows")
+	chunk := int(c.budget.chunkBytes)
+	capacity := (needBytes + chunk - 1) / chunk * chunk
+	if int64(capacity) > c.budget.limitBytes {
+		return false
+	}
+	if c.arena == nil {
+		arena, err := mapArena(int(c.budget.limitBytes), c.ahead)
+		if err != nil {
+			c.failed = true
+			return false
+		}
+		c.arena = arena
+	}
+	// Claim a lead beyond the need when the budget has it, so the
+	// populator works ahead of the copies.
+	ahead := min(capacity+cachePopulateLeadBytes, int(c.budget.limitBytes))
+	if !c.claim(ahead) && !c.claim(capacity) {
+		return false
+	}
+	return true
+}
+
+// claim grows the capacity to capacityBytes if the budget grants it.
+func (c *Cache) claim(capacityBytes int) bool {
+	if capacityBytes <= c.capacityBytes {
+		return capacityBytes == c.capacityBytes
+	}
+	if !c.budget.claim(int64(capacityBytes-c.capacityBytes), int64(c.capacityBytes), int64(c.fairBytes)) {
+		return false
+	}
+	if c.ahead {
+		c.arena.populate(c.capacityBytes, capacityBytes)
+	} else {
+		c.arena.populateNow(c.capacityBytes, capacityBytes)
+	}
+	c.capacityBytes = capacityBytes
+	return true
+}
+
+// evict drops the oldest record.
+func (c *Cache) evict() {
+	invariant.Assert(!c.empty(), "eviction has a record to drop")
+	c.sequenceTail++
+	c.evictedCount++
+	if c.empty() {
+		c.head, c.wrapEnd = 0, 0
+	}
+}
+
+// Trim gives memory back when the budget is under pressure and this
+// cache holds more than its share: it evicts the oldest records until
+// the rest lie within the share and unmaps the pages above it. The shard
+// calls it from its tick as well, so an idle shard gives back too.
+func (c *Cache) Trim() {
+	if c.capacityBytes <= c.fairBytes || !c.budget.pressure.Load() {
+		return
+	}
+	c.shrink(c.fairBytes)
+}
+
+func (c *Cache) shrink(capacityBytes int) {
+	invariant.Assert(capacityBytes%int(c.budget.chunkBytes) == 0, "a cache shrinks to whole chunks")
+	for !c.empty() && c.wrapped() && c.wrapEnd > capacityBytes {
+		c.evict()
+	}
+	for !c.empty() && !c.wrapped() && c.head > capacityBytes {
+		c.evict()
+	}
+	invariant.Assert(c.head <= capacityBytes, "records left lie within the shrunk arena")
+	if c.arena != nil {
+		c.arena.trim(capacityBytes, c.capacityBytes)
+	}
+	c.budget.release(int64(c.capacityBytes - capacityBytes))
+	c.capacityBytes = capacityBytes
+}
+
 // get returns the record of sequence, or nil when it died. The slice is
-// valid until the next hold or insert.
+// valid until the next insert or Trim.
 func (c *Cache) get(sequence uint64) []byte {
-	if sequence >= c.sequenceHead || c.sequenceHead-sequence > uint64(len(c.entries)) {
+	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
 		return nil
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
-	if entry.buffer < c.bufferTail {
-		return nil
+	if entry.journal >= 0 {
+		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
 	}
-	data := c.buffers[entry.buffer%uint64(len(c.buffers))].data
-	return data[entry.at : entry.at+entry.length]
+	return c.arena.data[entry.at : entry.at+entry.length]
 }
 
-// Release frees every held buffer; the cache is empty afterwards. The
-// shard calls it when it stops.
-func (c *Cache) Release() {
-	for c.bufferTail < c.bufferHead {
-		c.evict()
+// Stats returns the cache's state; the shard's thread only.
+func (c *Cache) Stats() CacheStats {
+	stats := CacheStats{
+		Records:       c.sequenceHead - c.sequenceTail,
+		CapacityBytes: int64(c.capacityBytes),
+		EvictedCount:  c.evictedCount,
+		HeldCount:     c.heldLen,
+		ReadyBytes:    int64(c.readyBytes()),
 	}
-	invariant.Assert(c.heldBytes == 0, "an empty cache holds no bytes")
+	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
+		stats.Bytes += int64(c.entries[sequence%uint64(len(c.entries))].length)
+	}
+	return stats
+}
+
+// Release drops every record, frees the held journals and unmaps the
+// arena, giving its memory back to the budget. The shard calls it when
+// it stops.
+func (c *Cache) Release() {
+	c.sequenceTail = c.sequenceHead
+	c.Drain(0) // every record died: this frees the journals
+	c.head, c.wrapEnd = 0, 0
+	c.budget.release(int64(c.capacityBytes))
+	c.capacityBytes = 0
+	if c.arena != nil {
+		c.arena.unmap()
+		c.arena = nil
+	}
+	unmapEntries(c.entries)
+	c.entries, c.failed = nil, true
 }
 
 // cachedBatch is a partition's view of one of its batches in the cache.
@@ -165,42 +310,39 @@ type cachedBatch struct {
 
 // partitionCache lists one partition's cached batches in offset order.
 type partitionCache struct {
-	cache    *Cache
-	allocate func(int) []byte
-	release  func([]byte)
-	batches  []cachedBatch
-	first    int // batches[:first] are dropped
+	cache   *Cache
+	batches []cachedBatch
+	first   int // batches[:first] are dropped
 }
 
-// addWritten caches the batches of buffer, whose write completed. A
-// well-filled buffer is handed to the cache whole (buffer keeps no
-// memory); the batches of a sparse one are copied.
+// addWritten copies the batches of buffer, whose write completed, into
+// the cache. The journal keeps its memory: the cache's arena is sized by
+// the budget, not by how full the partition's journals were.
 func (p *partitionCache) addWritten(buffer *writeBuffer) {
 	if p.cache == nil {
 		return
 	}
-	if !p.cache.holds(buffer.used-buffer.prefixBytes, cap(buffer.data)) {
-		for index := range buffer.batches {
-			p.insert(buffer.record(index), &buffer.batches[index])
+	if p.cache.holds() {
+		first, ok := p.cache.hold(buffer.data, buffer.release, buffer.batches)
+		if !ok {
+			p.clear()
+			return
 		}
+		for index := range buffer.batches {
+			p.append(&buffer.batches[index], first+uint64(index))
+		}
+		buffer.data = nil // the cache frees it; the next append allocates a fresh one
 		return
 	}
-	p.cache.hold(buffer.data, buffer.release)
 	for index := range buffer.batches {
 		batch := &buffer.batches[index]
-		p.append(batch, p.cache.entry(batch.at, batch.length))
+		sequence, ok := p.cache.insert(buffer.record(index))
+		if !ok {
+			p.clear() // the list must stay contiguous in offsets
+			return
+		}
+		p.append(batch, sequence)
 	}
-	buffer.data = nil // the next append allocates a fresh one
-}
-
-// insert copies record, the stored bytes of the journal batch batch.
-func (p *partitionCache) insert(record []byte, batch *journalBatch) {
-	sequence, ok := p.cache.insert(record, p.allocate, p.release)
-	if !ok {
-		p.clear()
-		return
-	}
-	p.append(batch, sequence)
 }
 
 func (p *partitionCache) append(batch *journalBatch, sequence uint64) {

@@ -98,11 +98,11 @@
 // partial last block, because O_DIRECT writes whole aligned blocks. After
 // the write (and fdatasync under DurabilityPersisted) the group's first
 // batch gets an index entry, the batches enter the shard's cache, and the
-// appends are acknowledged. A written buffer at least 1/8 full is handed to
-// the cache whole and the partition takes a fresh one (the next buffer got
-// the partial tail block when the write was issued), so a batch is copied
-// once, into the journal; a sparser buffer's batches are copied into the
-// cache. The cache frees a held buffer through Release on eviction.
+// appends are acknowledged. The cache copies the written batches into its
+// arena, memory outside the Go heap that the shards share within one
+// CacheBudget and that evicts oldest first: O_DIRECT bypasses the page
+// cache, so this is what serves a consumer reading recent data from
+// memory.
 // A batch of at least piecesRecordBytesMin arriving while no write runs
 // or waits is written in pieces when the Storage is a Kicker (io_uring):
 // its layout is checked and its stamped checksum computed on the received
@@ -160,6 +160,13 @@
 //     recently used first, reopens them by path on demand, and an op
 //     waiting for a descriptor waits for the next op in flight to complete
 //     instead of failing.
+//  11. The cache returns a batch's exact written bytes or nothing: its
+//     records die in sequence order (oldest first, shrinking included),
+//     a record lies only in arena memory that is claimed from the
+//     CacheBudget and (with PopulateAhead) faulted in, a held journal is
+//     freed once, after its live batches were copied or died, and the
+//     caches of all shards claim at most the budget's limit plus one
+//     shard's fair share, only while the budget is under pressure.
 //
 // Limits are named in limits.go; TestLimits asserts how they relate.
 package engine

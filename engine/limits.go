@@ -46,24 +46,35 @@ const (
 	// recoverReadBytes is the size of one read of the recovery scan.
 	recoverReadBytes = 1 << 20
 
-	// cacheBytesDefault is the per-shard budget of the recent-batch cache.
+	// cacheBytesDefault is the process-wide cache budget when the caller
+	// names none (configs sizes it from the machine: "auto").
 	cacheBytesDefault = 256 << 20
-	// cacheEntriesMax bounds the number of batches the cache holds.
+	// cacheChunkBytes is the step a cache's arena grows and shrinks by:
+	// one transparent huge page, so a growing arena faults in whole ones.
+	cacheChunkBytes = 2 << 20
+	// cacheSmallBytes: a budget below it grows caches by blocks, not
+	// huge pages (eight chunks at least, so shards can share it).
+	cacheSmallBytes = 8 * cacheChunkBytes
+	// cachePopulateLeadBytes is how far ahead of its need a growing
+	// cache claims memory (when the budget has it), for the populator to
+	// fault in before the copies reach it: 64 batches of 1 MiB.
+	cachePopulateLeadBytes = 64 << 20
+	// cachePopulateBytes is what the populator faults in per system
+	// call: short enough that trim waits little for it.
+	cachePopulateBytes = 256 << 10
+	// cachePopulateRequestsMax bounds the ranges waiting for the
+	// populator; past it the copies fault their own pages.
+	cachePopulateRequestsMax = 64
+	// cacheHeldMax bounds the written journals a cache holds while their
+	// copies wait for the shard's next loop turns; past it the oldest is
+	// copied at once.
+	cacheHeldMax = 16
+	// cacheEntriesMax bounds the number of batches one shard's cache
+	// holds (8 MiB of entries, address space until used).
 	cacheEntriesMax = 1 << 18
-	// cacheBuffersMax bounds the buffers the cache holds: the default
-	// budget in 64 KiB buffers.
-	cacheBuffersMax = cacheBytesDefault / (64 << 10)
-	// cacheOpenBytes is the size of the buffer small flushes are copied
-	// into (a quarter of the budget when that is smaller).
-	cacheOpenBytes = 1 << 20
 	// recycledBuffersMax bounds the released buffers the default allocator
-	// keeps: a partition's two journals, its read buffers and the cache's
-	// open buffer.
+	// keeps: a partition's two journals and its read buffers.
 	recycledBuffersMax = 8
-	// cacheHoldFillDivisor: a written journal at least 1/this full is
-	// held whole (no copy); a sparser one is copied, so a held buffer
-	// pins at most this many times the bytes it serves.
-	cacheHoldFillDivisor = 8
 
 	// segmentsMax bounds the segments of one partition (1 MiB segments fill
 	// 1 TiB before hitting it).
@@ -113,7 +124,7 @@ const indexBufferBytes = 64 << 10
 const (
 	// SegmentBytesDefault is the default soft segment size (1 GiB).
 	SegmentBytesDefault = segmentBytesDefault
-	// CacheBytesDefault is the default per-shard cache budget.
+	// CacheBytesDefault is the default process-wide cache budget.
 	CacheBytesDefault = cacheBytesDefault
 )
 

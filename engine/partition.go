@@ -134,7 +134,7 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.offsets.init(p)
 	p.dedup.init(options.DedupCount, options.DedupWindowMicros)
 	p.maintenance.init(p)
-	p.cache = partitionCache{cache: options.Cache, allocate: options.Allocate, release: options.Release}
+	p.cache = partitionCache{cache: options.Cache}
 	if kicker, ok := storage.(Kicker); ok && kicker.Kicks() {
 		p.kicker = kicker
 	}

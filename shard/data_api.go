@@ -96,8 +96,9 @@ type DataOptions struct {
 	// Partitions are opened (recovered) at start, each by its owner shard;
 	// ops on a partition still recovering wait for it.
 	Partitions []PartitionSpec
-	// CacheBytes is each shard's recent-batch cache budget
-	// (0: engine.CacheBytesDefault; negative: no cache).
+	// CacheBytes is the recent-batch cache budget of the whole runtime,
+	// shared by its shards (a busy shard may hold most of it; see
+	// engine.CacheBudget); 0: engine.CacheBytesDefault; negative: no cache.
 	CacheBytes int
 	// JournalBytes is each partition's write buffer size (0: engine's).
 	JournalBytes int

@@ -64,7 +64,9 @@ package shard
 // Memory: each open partition holds the engine's two write buffers
 // (DataOptions.JournalBytes each, engine default 4 MiB), one read buffer
 // (1 MiB) and small index and offset buffers, allocated on first use; each
-// shard holds one recent-batch cache (DataOptions.CacheBytes). On
+// shard holds one recent-batch cache, all drawing on one budget
+// (DataOptions.CacheBytes, engine.CacheBudget; the arenas are mapped
+// outside the Go heap and fill only with written data). On
 // io_uring the classes from 1 MiB up reserve 1 GiB of address space each
 // (uringLargeClassMapBytes: the journals of 128 partitions per shard at
 // 4 MiB); past that a partition's buffers are Go memory, bounced per op

@@ -16,8 +16,9 @@ import (
 type Data struct {
 	options DataOptions
 	logger  *slog.Logger
-	shards  []*DataShard // by shard ID, set in OnStart
-	opening atomic.Int64 // partitions still recovering, all shards
+	budget  *engine.CacheBudget // nil: no cache
+	shards  []*DataShard        // by shard ID, set in OnStart
+	opening atomic.Int64        // partitions still recovering, all shards
 	// cluster, when set, replicates the partitions' writes (ClusterInstall).
 	cluster *Cluster
 	fatal   atomic.Pointer[error]
@@ -30,6 +31,10 @@ type DataShard struct {
 	shard   *Shard
 	storage *Storage
 	cache   *engine.Cache
+	// drainTimer copies the cache's held journals a slice per loop turn
+	// while it has some (0: none waiting).
+	drainTimer TimerID
+	drainFn    func(time.Time)
 
 	partitions map[PartitionKey]*dataPartition
 	free       []*DataOp
@@ -98,7 +103,11 @@ func NewData(options DataOptions) (*Data, error) {
 	if err := options.deriveOpenFiles(); err != nil {
 		return nil, err
 	}
-	return &Data{options: options, logger: options.Logger, shards: make([]*DataShard, shardCountMax)}, nil
+	d := &Data{options: options, logger: options.Logger, shards: make([]*DataShard, shardCountMax)}
+	if options.CacheBytes > 0 {
+		d.budget = engine.NewCacheBudget(int64(options.CacheBytes))
+	}
+	return d, nil
 }
 
 // Install chains the data plane into options: OnStart opens the shard's
@@ -159,8 +168,11 @@ func (d *Data) OnStart(sh *Shard) {
 		partitions: make(map[PartitionKey]*dataPartition),
 		pending:    make([][]Message, count),
 	}
-	if d.options.CacheBytes > 0 {
-		ds.cache = engine.NewCache(d.options.CacheBytes)
+	if d.budget != nil {
+		ds.cache = engine.NewCache(d.budget, count)
+		ds.cache.SetWake(ds.armDrain)
+		ds.cache.PopulateAhead()
+		ds.drainFn = func(time.Time) { ds.drain() }
 	}
 	ds.retryFn = func(time.Time) { ds.retry() }
 	ds.clusterFailedFn = ds.clusterFailed

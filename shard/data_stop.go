@@ -79,6 +79,10 @@ func (d *Data) OnStop(sh *Shard) {
 	// collector even while something still holds the Data (a test, a
 	// process restarting its runtime).
 	clear(ds.partitions)
+	if ds.drainTimer != 0 {
+		ds.shard.Stop(ds.drainTimer)
+		ds.drainTimer = 0
+	}
 	if ds.cache != nil {
 		ds.cache.Release() // the journals it holds go back to the shard's pools
 	}
@@ -140,4 +144,27 @@ func alignedHeap(size int) []byte {
 	raw := make([]byte, size+4096)
 	shift := (4096 - int(uintptr(unsafe.Pointer(&raw[0]))&4095)) & 4095
 	return raw[shift : shift+size : shift+size]
+}
+
+// armDrain starts copying the cache's held journals at the next loop
+// turns: the copy of a written batch into the cache runs after its
+// acknowledgement went out, a slice per turn, never inside a request.
+func (ds *DataShard) armDrain() {
+	if ds.drainTimer != 0 {
+		return
+	}
+	id, err := ds.shard.Every(dataDrainPeriod, ds.drainFn)
+	if err != nil {
+		ds.cache.Drain(1 << 62) // no timer to spare: copy now
+		return
+	}
+	ds.drainTimer = id
+}
+
+func (ds *DataShard) drain() {
+	if ds.cache.Drain(dataDrainBytesPerTurn) {
+		return
+	}
+	ds.shard.Stop(ds.drainTimer)
+	ds.drainTimer = 0
 }

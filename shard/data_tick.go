@@ -12,6 +12,9 @@ import "time"
 // tick work on it: an append, a parked op, a queued purge, opening,
 // joining a group, deleting. The tick drops it once nothing is left.
 func (ds *DataShard) tick(time.Time) {
+	if ds.cache != nil {
+		ds.cache.Trim() // another shard may wait for the memory this one holds
+	}
 	count := len(ds.tickList)
 	kept := 0
 	for index := 0; index < count; index++ {

@@ -44,8 +44,8 @@ type ServerOptions struct {
 	// client did not set.
 	SegmentBytes uint64
 	Durability   engine.Durability
-	// CacheBytes is each shard's recent-batch cache budget (0: the
-	// engine's default; negative: none).
+	// CacheBytes is the recent-batch cache budget all shards share (0:
+	// the engine's default; negative: none).
 	CacheBytes int
 	// OpenFilesMax bounds the data files held open, all shards together
 	// (DataOptions.OpenFilesMax); 0 derives it from RLIMIT_NOFILE minus

@@ -88,6 +88,8 @@ const (
 
 	// timersPerShardMax bounds the pending timers of one shard.
 	timersPerShardMax = 4096
+	// timersFreeMax bounds the removed timers a shard keeps for reuse.
+	timersFreeMax = 64
 
 	// poolBuffersPerClassMax bounds the free buffers a shard's frame pool
 	// keeps per power-of-two size class.

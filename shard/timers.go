@@ -30,6 +30,9 @@ type timers struct {
 	heap   []*timer
 	byID   map[TimerID]*timer
 	lastID TimerID
+	// free recycles removed timers, so a timer armed per episode (the
+	// cache's drain, a storage delivery) allocates nothing once warm.
+	free []*timer
 }
 
 func newTimers() timers {
@@ -44,7 +47,14 @@ func (t *timers) add(deadline time.Time, period time.Duration, callback func(tim
 		return 0, ErrTimersFull
 	}
 	t.lastID++
-	entry := &timer{deadline: deadline, period: period, callback: callback, id: t.lastID, index: len(t.heap)}
+	var entry *timer
+	if last := len(t.free) - 1; last >= 0 {
+		entry, t.free[last] = t.free[last], nil
+		t.free = t.free[:last]
+	} else {
+		entry = &timer{}
+	}
+	*entry = timer{deadline: deadline, period: period, callback: callback, id: t.lastID, index: len(t.heap)}
 	t.heap = append(t.heap, entry)
 	t.byID[entry.id] = entry
 	t.up(entry.index)
@@ -106,6 +116,11 @@ func (t *timers) remove(entry *timer) {
 	if at < last {
 		t.down(at)
 		t.up(at)
+	}
+	// fire reads a one-shot timer's callback after removing it: a callback
+	// that arms a timer may reuse this one only once the call started.
+	if len(t.free) < timersFreeMax {
+		t.free = append(t.free, entry)
 	}
 }
 

@@ -1,0 +1,123 @@
+package configs
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// cacheAutoDivisor: size = "auto" gives the cache this fraction of the
+// memory limit. The rest is the journals and read buffers of the
+// partitions, connection buffers, the Go heap, and room for whatever else
+// runs on the host; a broker's page-cache peers (Kafka) take what the OS
+// leaves, which on a shared host is often less than a quarter.
+const cacheAutoDivisor = 4
+
+// cacheBytesMin is the smallest nonzero cache: one 4 KiB block.
+const cacheBytesMin = 4 << 10
+
+// Paths the memory limit is read from (variables so tests can point them
+// at fixtures).
+var (
+	procSelfCgroupPath = "/proc/self/cgroup"
+	cgroupRootPath     = "/sys/fs/cgroup"
+	memInfoPath        = "/proc/meminfo"
+)
+
+// MemoryLimitBytes is the memory this process may use: its cgroup's
+// memory.max (cgroup v2) when one is set, else the machine's MemTotal,
+// whichever is smaller.
+func MemoryLimitBytes() (uint64, error) {
+	text, err := os.ReadFile(memInfoPath)
+	if err != nil {
+		return 0, fmt.Errorf("configs: read the memory size: %w", err)
+	}
+	total, err := parseMemTotal(string(text))
+	if err != nil {
+		return 0, err
+	}
+	if limit, ok := cgroupMemoryMax(); ok && limit < total {
+		return limit, nil
+	}
+	return total, nil
+}
+
+// cgroupMemoryMax reads memory.max of this process's cgroup (v2); false
+// when there is none or it is "max".
+func cgroupMemoryMax() (uint64, bool) {
+	membership, err := os.ReadFile(procSelfCgroupPath)
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(membership)) {
+		path, ok := strings.CutPrefix(strings.TrimSpace(line), "0::")
+		if !ok {
+			continue
+		}
+		text, err := os.ReadFile(cgroupRootPath + strings.TrimSuffix(path, "/") + "/memory.max")
+		if err != nil {
+			return 0, false
+		}
+		return parseMemoryMax(string(text))
+	}
+	return 0, false
+}
+
+// parseMemoryMax reads a cgroup v2 memory.max: bytes, or "max".
+func parseMemoryMax(text string) (uint64, bool) {
+	value, err := strconv.ParseUint(strings.TrimSpace(text), 10, 64)
+	return value, err == nil && value > 0
+}
+
+// parseMemTotal reads the MemTotal line (kB) of /proc/meminfo.
+func parseMemTotal(text string) (uint64, error) {
+	for line := range strings.Lines(text) {
+		rest, ok := strings.CutPrefix(line, "MemTotal:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 2 && fields[1] == "kB" {
+			if kilobytes, err := strconv.ParseUint(fields[0], 10, 64); err == nil && kilobytes > 0 {
+				return kilobytes << 10, nil
+			}
+		}
+		break
+	}
+	return 0, fmt.Errorf("configs: no MemTotal in %s", memInfoPath)
+}
+
+// cacheBytes resolves system.cache.size against limitBytes, the memory
+// limit: "auto" is a share of it, "0" none, anything else a size that
+// must fit within the limit.
+func cacheBytes(text string, limitBytes uint64) (uint64, error) {
+	if strings.TrimSpace(text) == "auto" {
+		return limitBytes / cacheAutoDivisor, nil
+	}
+	size, err := ParseSize(text)
+	if err != nil {
+		return 0, invalid("system.cache.size", "%v, or \"auto\"", err)
+	}
+	if size != 0 && size < cacheBytesMin {
+		return 0, invalid("system.cache.size", "%d bytes is below %d (use \"0\" for no cache)", size, cacheBytesMin)
+	}
+	if size > limitBytes {
+		return 0, invalid("system.cache.size", "%d bytes exceeds the memory limit of %d bytes", size, limitBytes)
+	}
+	return size, nil
+}
+
+// CacheBytes is the cache memory system.cache.size asks for, resolved
+// against the memory limit (MemoryLimitBytes); 0 means no cache.
+func (c *Config) CacheBytes() (uint64, error) {
+	limit, err := MemoryLimitBytes()
+	if err != nil {
+		if strings.TrimSpace(c.System.Cache.Size) == "auto" {
+			return 0, invalid("system.cache.size", "\"auto\" needs the memory limit: %v", err)
+		}
+		limit = math.MaxUint64 // an explicit size stands on its own
+	}
+	return cacheBytes(c.System.Cache.Size, limit)
+}

@@ -1,0 +1,119 @@
+package configs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func autoCacheBytes(t *testing.T) int {
+	t.Helper()
+	limit, err := MemoryLimitBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(limit / cacheAutoDivisor)
+}
+
+// TestCacheSize: system.cache.size resolves "auto" to a quarter of the
+// memory limit, "0" to no cache and a size to itself; a bad value is an
+// error naming the key.
+func TestCacheSize(t *testing.T) {
+	const limit = 8 << 30
+	for _, row := range []struct {
+		text    string
+		want    uint64
+		wantErr string
+	}{
+		{"auto", 2 << 30, ""},
+		{" auto ", 2 << 30, ""},
+		{"0", 0, ""},
+		{"512 MiB", 512 << 20, ""},
+		{"8 GiB", 8 << 30, ""},
+		{"9 GiB", 0, "exceeds the memory limit"},
+		{"100 B", 0, "is below"},
+		{"lots", 0, "is not a size"},
+		{"-1 GiB", 0, "is not a size"},
+	} {
+		got, err := cacheBytes(row.text, limit)
+		if row.wantErr == "" {
+			if err != nil || got != row.want {
+				t.Fatalf("%q: %d, %v; want %d", row.text, got, err, row.want)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "system.cache.size") ||
+			!strings.Contains(err.Error(), row.wantErr) {
+			t.Fatalf("%q: error %v, want one naming system.cache.size with %q", row.text, err, row.wantErr)
+		}
+	}
+}
+
+// TestCacheSizeThroughLoad: the key and its environment override reach
+// the validated options, and a bad value fails the load naming the key.
+func TestCacheSizeThroughLoad(t *testing.T) {
+	loaded, err := Load("", []string{"WHIPPET_SYSTEM_CACHE_SIZE=64 MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	options, err := loaded.Config.ServerOptions(RootCredentials(nil), []int{0}, nil)
+	if err != nil || options.CacheBytes != 64<<20 {
+		t.Fatalf("cache bytes %d, %v; want 64 MiB", options.CacheBytes, err)
+	}
+	loaded, err = Load("", []string{"WHIPPET_SYSTEM_CACHE_SIZE=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if options, err = loaded.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil || options.CacheBytes >= 0 {
+		t.Fatalf("size 0: cache bytes %d, %v; want none (negative)", options.CacheBytes, err)
+	}
+	if _, err = Load("", []string{"WHIPPET_SYSTEM_CACHE_SIZE=12 parsecs"}); !errors.Is(err, ErrInvalid) ||
+		!strings.Contains(err.Error(), "system.cache.size") {
+		t.Fatalf("a bad size loaded: %v", err)
+	}
+}
+
+// TestMemoryLimit: the cgroup's memory.max wins when below MemTotal, "max"
+// or a missing file leaves MemTotal. Method: fixture files in a temporary
+// directory stand in for /proc and /sys/fs/cgroup.
+func TestMemoryLimit(t *testing.T) {
+	directory := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(directory, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
+	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	memInfoPath = write("meminfo", "MemTotal:       16384 kB\nMemFree: 1 kB\n")
+	procSelfCgroupPath = write("cgroup", "0::/box/\n")
+	cgroupRootPath = directory
+	for _, row := range []struct {
+		memoryMax string
+		want      uint64
+	}{
+		{"4096\n", 4096},
+		{"max\n", 16384 << 10},
+		{"99999999999\n", 16384 << 10},
+	} {
+		write("box/memory.max", row.memoryMax)
+		if got, err := MemoryLimitBytes(); err != nil || got != row.want {
+			t.Fatalf("memory.max %q: %d, %v; want %d", row.memoryMax, got, err, row.want)
+		}
+	}
+	procSelfCgroupPath = filepath.Join(directory, "absent")
+	if got, err := MemoryLimitBytes(); err != nil || got != 16384<<10 {
+		t.Fatalf("no cgroup: %d, %v", got, err)
+	}
+	memInfoPath = write("meminfo", "MemFree: 1 kB\n")
+	if _, err := MemoryLimitBytes(); err == nil {
+		t.Fatalf("a meminfo without MemTotal gave a limit")
+	}
+}

@@ -1,0 +1,60 @@
+package engine_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/engine/enginetest"
+)
+
+// TestPollAfterEviction: a poll the cache serves and the same poll after
+// the cache evicted those batches return identical bytes, the second from
+// disk; a poll spanning evicted and cached batches returns them all in
+// order. Method: a 1 MiB cache, one partition, a first batch polled
+// while cached (no disk read), then enough batches to evict it.
+func TestPollAfterEviction(t *testing.T) {
+	storage := &countingBackend{memBackend: memBackend{enginetest.NewMemStorage(11)}}
+	cache := engine.NewCache(engine.NewCacheBudget(1<<20), 1)
+	defer cache.Release()
+	options := engine.PartitionOptions{Directory: "/e/p", SegmentBytes: 1 << 30, Cache: cache, Logger: quiet, ReadBytes: 64 << 10}
+	p := mustOpen(t, storage, options)
+	random := newRandom(12)
+	serial := uint64(0)
+	var model []enginetest.Message
+	appendMessages := func(count int) {
+		messages := randomMessages(random, &serial, count, 4000)
+		if _, err := appendBatch(t, storage, p, enginetest.Batch(1, messages...), uint64(1+len(model))); err != nil {
+			t.Fatal(err)
+		}
+		model = append(model, messages...)
+	}
+	appendMessages(8)
+	readsBefore := storage.reads
+	cached := &engine.PollOp{Strategy: engine.PollOffset, Value: 0, Count: 8}
+	compareMessages(t, poll(t, storage, p, cached), model, 0)
+	if storage.reads != readsBefore {
+		t.Fatalf("a poll of the batch just written read the disk %d times", storage.reads-readsBefore)
+	}
+	fromCache := bytes.Clone(cached.Out)
+	for cache.Stats().EvictedCount == 0 {
+		appendMessages(50)
+	}
+	readsBefore = storage.reads
+	evicted := &engine.PollOp{Strategy: engine.PollOffset, Value: 0, Count: 8}
+	compareMessages(t, poll(t, storage, p, evicted), model[:8], 0)
+	if storage.reads == readsBefore {
+		t.Fatalf("a poll of an evicted batch read nothing from disk")
+	}
+	if !bytes.Equal(evicted.Out, fromCache) {
+		t.Fatalf("the disk returned other bytes (%d) than the cache did (%d)", len(evicted.Out), len(fromCache))
+	}
+	spanning := &engine.PollOp{Strategy: engine.PollOffset, Value: 0, Count: uint32(len(model))}
+	compareMessages(t, poll(t, storage, p, spanning), model, 0)
+	last := len(model) - 50
+	readsBefore = storage.reads
+	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollOffset, Value: uint64(last), Count: 50}), model[last:], uint64(last))
+	if storage.reads != readsBefore {
+		t.Fatalf("a poll of the newest batch read the disk")
+	}
+}
