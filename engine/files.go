@@ -273,7 +273,10 @@ func (t *FileTable) onFile(op *Op) {
 		return
 	}
 	w := t.get(op, slot)
-	if s.state == slotOpen && s.waitHead == nil && op.Code != OpClose {
+	// A file with ops in flight while others wait for a descriptor takes
+	// no new op: it drains, is closed, and reopens after them (unpin).
+	yields := s.pins > 0 && t.roomShort()
+	if s.state == slotOpen && s.waitHead == nil && op.Code != OpClose && !yields {
 		t.pin(slot)
 		w.inner.File = s.inner
 		t.inner.Submit(&w.inner)
@@ -282,7 +285,9 @@ func (t *FileTable) onFile(op *Op) {
 	t.enqueue(slot, w)
 	switch s.state {
 	case slotOpen:
-		t.runWaiters(slot)
+		if !yields {
+			t.runWaiters(slot)
+		}
 	case slotShut:
 		t.wantDescriptor(slot)
 	}
