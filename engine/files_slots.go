@@ -351,6 +351,9 @@ func (t *FileTable) closeDone(w *fileOp) {
 		t.closing--
 		if err != nil {
 			t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
+			if s.lost == nil {
+				s.lost = err
+			}
 		}
 		if w := s.waitHead; w != nil && w.next == nil && w.outer.Code == OpClose {
 			t.dequeue(slot) // the handle closed while its file was being evicted
