@@ -35,7 +35,9 @@ import (
 // fdatasync on a reopened descriptor makes durable what earlier
 // descriptors of the file wrote: on Linux dirty data and metadata belong
 // to the inode, and a writeback error nobody saw is reported to the next
-// fsync whichever descriptor issues it.
+// fsync whichever descriptor issues it. A file system that reports such
+// an error at close instead (NFS) has it kept: the handle's next
+// fdatasync fails with it.
 //
 // A path removed or replaced (OpRemove, OpRename onto it) while a handle
 // to it is live cannot be reopened: its descriptor then stays open until
@@ -144,8 +146,12 @@ type fileSlot struct {
 	// opened is set once the first open succeeded (later ones reopen).
 	opened bool
 	pins   int32
-	prev   int32
-	next   int32
+	// lost is the error of an eviction's close (a writeback the file
+	// system reported there, and may not report again): the handle's next
+	// fdatasync fails with it.
+	lost error
+	prev int32
+	next int32
 	// samePath links the live slots opened on one path.
 	samePath int32
 	waitHead *fileOp
@@ -273,7 +279,10 @@ func (t *FileTable) onFile(op *Op) {
 		return
 	}
 	w := t.get(op, slot)
-	if s.state == slotOpen && s.waitHead == nil && op.Code != OpClose {
+	// A file with ops in flight while others wait for a descriptor takes
+	// no new op: it drains, is closed, and reopens after them (unpin).
+	yields := s.pins > 0 && t.roomShort()
+	if s.state == slotOpen && s.waitHead == nil && op.Code != OpClose && !yields {
 		t.pin(slot)
 		w.inner.File = s.inner
 		t.inner.Submit(&w.inner)
@@ -282,7 +291,9 @@ func (t *FileTable) onFile(op *Op) {
 	t.enqueue(slot, w)
 	switch s.state {
 	case slotOpen:
-		t.runWaiters(slot)
+		if !yields {
+			t.runWaiters(slot)
+		}
 	case slotShut:
 		t.wantDescriptor(slot)
 	}
@@ -332,6 +343,12 @@ func (w *fileOp) done(inner *Op) {
 			t.pathChanged(outer)
 		}
 	default:
+		if s := &t.slots[w.slot]; outer.Code == OpSync && s.lost != nil {
+			if inner.Err == nil {
+				inner.Err = fmt.Errorf("engine: closing %s to make room: %w", s.path, s.lost)
+			}
+			s.lost = nil
+		}
 		t.unpin(w.slot)
 	}
 	outer.Result, outer.Err = inner.Result, inner.Err

@@ -272,10 +272,24 @@ func (t *FileTable) unpin(slot int32) {
 		return
 	}
 	if s.waitHead != nil {
+		if t.roomShort() && !s.detached && s.waitHead.outer.Code != OpClose {
+			t.evict(slot) // its waiters queue for a descriptor behind the starved
+			return
+		}
 		t.runWaiters(slot)
 		return
 	}
 	t.idle(slot)
+}
+
+// roomShort reports whether starved slots need more descriptors than
+// the free ones and the evictions in flight give them.
+func (t *FileTable) roomShort() bool {
+	need := len(t.starved) - t.starvedNext
+	if !t.exhausted {
+		need -= t.options.OpenMax - t.held
+	}
+	return t.closing < need
 }
 
 // idle files an open slot with nothing in flight: evicted at once when a
@@ -337,6 +351,9 @@ func (t *FileTable) closeDone(w *fileOp) {
 		t.closing--
 		if err != nil {
 			t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
+			if s.lost == nil {
+				s.lost = err
+			}
 		}
 		if w := s.waitHead; w != nil && w.next == nil && w.outer.Code == OpClose {
 			t.dequeue(slot) // the handle closed while its file was being evicted
