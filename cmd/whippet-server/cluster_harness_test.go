@@ -135,7 +135,7 @@ func (c *testCluster) newNode(replica int) *server {
 		args: []string{"--config", c.config, "--replica-id", strconv.Itoa(replica)}}
 	node.env = []string{"WHIPPET_SYSTEM_PATH=" + node.dataDir, "WHIPPET_TCP_ADDRESS=" + c.clientAddresses[replica],
 		"WHIPPET_HTTP_ADDRESS=127.0.0.1:0", "WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=" + cpuRange(cpus[replica%len(cpus)]),
-		"WHIPPET_SYSTEM_SHARDING_SPIN=0 us", "WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB",
+		"WHIPPET_SYSTEM_SHARDING_SPIN=0 us", "WHIPPET_SYSTEM_CACHE_SIZE=32 MiB",
 		"WHIPPET_SYSTEM_TOPIC_DURABILITY=persisted"}
 	if backend := os.Getenv("WHIPPET_SYSTEM_SHARDING_BACKEND"); backend != "" {
 		node.env = append(node.env, "WHIPPET_SYSTEM_SHARDING_BACKEND="+backend)

@@ -121,7 +121,7 @@ func startServerIn(t *testing.T, dataDir string) *server {
 	s := &server{t: t, dataDir: dataDir}
 	s.env = []string{"WHIPPET_SYSTEM_PATH=" + dataDir, "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
 		"WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=" + strconv.Itoa(shardCount(t)), "WHIPPET_SYSTEM_SHARDING_SPIN=0 us",
-		"WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB", "WHIPPET_HTTP_ADDRESS=127.0.0.1:0"}
+		"WHIPPET_SYSTEM_CACHE_SIZE=32 MiB", "WHIPPET_HTTP_ADDRESS=127.0.0.1:0"}
 	if backend := os.Getenv("WHIPPET_SYSTEM_SHARDING_BACKEND"); backend != "" {
 		s.env = append(s.env, "WHIPPET_SYSTEM_SHARDING_BACKEND="+backend)
 	}

@@ -100,7 +100,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	s := &server{t: t, dataDir: t.TempDir()}
 	s.env = append([]string{"WHIPPET_SYSTEM_PATH=" + s.dataDir, "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
 		"WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=" + strconv.Itoa(shardCount(t)), "WHIPPET_SYSTEM_SHARDING_SPIN=0 us",
-		"WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB", "WHIPPET_HTTP_ADDRESS=127.0.0.1:0"}, extra...)
+		"WHIPPET_SYSTEM_CACHE_SIZE=32 MiB", "WHIPPET_HTTP_ADDRESS=127.0.0.1:0"}, extra...)
 	if backend := os.Getenv("WHIPPET_SYSTEM_SHARDING_BACKEND"); backend != "" {
 		s.env = append(s.env, "WHIPPET_SYSTEM_SHARDING_BACKEND="+backend)
 	}

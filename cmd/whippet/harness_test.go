@@ -70,7 +70,7 @@ func startServer(t *testing.T, extra ...string) *server {
 	s.command = exec.Command(binaries.server)
 	s.command.Env = append(cleanEnv(), "WHIPPET_SYSTEM_PATH="+t.TempDir(), "WHIPPET_TCP_ADDRESS=127.0.0.1:0",
 		"WHIPPET_HTTP_ENABLED=false", "WHIPPET_SYSTEM_SHARDING_CPU_ALLOCATION=2",
-		"WHIPPET_SYSTEM_SHARDING_SPIN=0 us", "WHIPPET_SYSTEM_CACHE_BYTES_PER_SHARD=16 MiB")
+		"WHIPPET_SYSTEM_SHARDING_SPIN=0 us", "WHIPPET_SYSTEM_CACHE_SIZE=32 MiB")
 	s.command.Env = append(s.command.Env, extra...)
 	stderr, err := s.command.StderrPipe()
 	if err != nil {
