@@ -45,18 +45,7 @@ func (h *moverHandler) movedIn(*Conn) { h.movedIns.Add(1) }
 // startMover runs two shards serving moverHandler on backend.
 func startMover(t *testing.T, backend string, onMovedOut func(sh *Shard)) (*Runtime, chan int, *atomic.Int64) {
 	t.Helper()
-	cpus, err := AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cpus) < 2 {
-		t.Skip("connection moves need two shards: the machine offers one CPU")
-	}
-	if backend == BackendIOURing {
-		if err := uringAvailable(); err != nil {
-			t.Skipf("io_uring: %v", err)
-		}
-	}
+	cpus := skipUnlessTwoShards(t, backend)
 	closes := make(chan int, 16)
 	movedIns := &atomic.Int64{}
 	rt, err := Start(Options{CPUs: cpus[:2], Backend: backend, Listen: "127.0.0.1:0", Logger: testLogger(),

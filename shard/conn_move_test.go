@@ -22,9 +22,9 @@ type moveClient struct {
 	reply   []byte
 }
 
-// startMoveServer runs a two-shard server on backend; it skips where the
-// machine has one CPU or the backend cannot run.
-func startMoveServer(t *testing.T, backend string, adjust func(*ServerOptions)) *Server {
+// skipUnlessTwoShards skips a move test where the machine has one CPU or
+// backend cannot run, and returns the CPUs the process may use.
+func skipUnlessTwoShards(t *testing.T, backend string) []int {
 	t.Helper()
 	cpus, err := AllowedCPUs()
 	if err != nil {
@@ -38,6 +38,14 @@ func startMoveServer(t *testing.T, backend string, adjust func(*ServerOptions)) 
 			t.Skipf("io_uring: %v", err)
 		}
 	}
+	return cpus
+}
+
+// startMoveServer runs a two-shard server on backend; it skips where the
+// machine has one CPU or the backend cannot run.
+func startMoveServer(t *testing.T, backend string, adjust func(*ServerOptions)) *Server {
+	t.Helper()
+	cpus := skipUnlessTwoShards(t, backend)
 	options := ServerOptions{Runtime: Options{CPUs: cpus[:2], Backend: backend, Listen: "127.0.0.1:0"},
 		DataPath: t.TempDir(), Durability: 1 /* written */, Logger: testLogger()}
 	if adjust != nil {
