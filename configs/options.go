@@ -65,21 +65,22 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 	options := shard.ServerOptions{
 		Runtime: shard.Options{CPUs: cpus, Backend: c.System.Sharding.Backend, Listen: listen,
 			Spin: c.System.Sharding.Spin.Std(), Unpinned: !c.System.Sharding.PinCores, Logger: logger},
-		DataPath:              c.System.Path,
-		RootUsername:          root.Username,
-		RootPassword:          root.Password,
-		ClusterName:           c.Cluster.Name,
-		Roster:                c.ClusterConfig(),
-		TokensPerUserMax:      c.PersonalAccessToken.MaxTokensPerUser,
-		ConnectionsMax:        c.TCP.MaxConnections,
-		OpenFilesMax:          c.System.OpenFilesMax,
-		RebalancingTimeout:    c.ConsumerGroup.RebalancingTimeout.Std(),
-		SegmentBytes:          uint64(c.System.Topic.SegmentSize),
-		Durability:            durability,
-		CacheBytes:            -1, // none unless system.cache.size gives some
-		FrameBytesMax:         int(c.TCP.MaxFrameSize),
-		ConnectionAffinityOff: !c.System.Sharding.ConnectionAffinity,
-		Logger:                logger,
+		DataPath:                c.System.Path,
+		RootUsername:            root.Username,
+		RootPassword:            root.Password,
+		ClusterName:             c.Cluster.Name,
+		Roster:                  c.ClusterConfig(),
+		TokensPerUserMax:        c.PersonalAccessToken.MaxTokensPerUser,
+		ConnectionsMax:          c.TCP.MaxConnections,
+		OpenFilesMax:            c.System.OpenFilesMax,
+		RebalancingTimeout:      c.ConsumerGroup.RebalancingTimeout.Std(),
+		SegmentBytes:            uint64(c.System.Topic.SegmentSize),
+		Durability:              durability,
+		CacheBytes:              -1, // none unless system.cache.size gives some
+		FrameBytesMax:           int(c.TCP.MaxFrameSize),
+		ConnectionAffinityOff:   !c.System.Sharding.ConnectionAffinity,
+		ReadChecksumsUnverified: !c.System.Partition.ValidateChecksum,
+		Logger:                  logger,
 	}
 	if bytes, err := c.CacheBytes(); err != nil {
 		return options, err

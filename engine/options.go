@@ -65,6 +65,12 @@ type PartitionOptions struct {
 	// partitions use it: an entry the cluster committed must never be
 	// skipped on one replica.
 	RetryWrites bool
+	// ReadChecksumsUnverified skips the checksum verification of batches
+	// read from disk (system.partition.validate_checksum = false): their
+	// layout is still checked, but a flipped payload bit is served as is.
+	// Journal and cache reads are never verified (the bytes were verified
+	// at admission and never left memory).
+	ReadChecksumsUnverified bool
 	// JournalBytes is the initial size of each write buffer (0: 4 MiB).
 	JournalBytes int
 	// ReadBytes is the size of one disk read of a poll (0: 1 MiB).

@@ -119,6 +119,9 @@ type DataOptions struct {
 	// the rest of the process: connections, listeners, rings, logs
 	// (0: dataOpenFilesReserveDefault).
 	OpenFilesReserve int
+	// ReadChecksumsUnverified serves batches read from disk without
+	// verifying their checksums (engine.PartitionOptions).
+	ReadChecksumsUnverified bool
 	// Now gives the time retention compares against; nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -302,18 +302,19 @@ func (ds *DataShard) partitionOptions(key PartitionKey, config PartitionConfig) 
 		config = clusterPartitionConfig(config)
 	}
 	return engine.PartitionOptions{
-		Directory:         PartitionDirectory(ds.data.options.Directory, key),
-		PartitionID:       key.Partition,
-		SegmentBytes:      config.SegmentBytes,
-		Durability:        durability,
-		RetryWrites:       ds.data.cluster != nil, // a committed entry is never skipped
-		JournalBytes:      ds.data.options.JournalBytes,
-		DedupCount:        config.DedupCount,
-		DedupWindowMicros: config.DedupWindowMicros,
-		Cache:             ds.cache,
-		Allocate:          ds.allocate,
-		Release:           ds.shard.Release,
-		Logger:            ds.data.logger.With("partition", key.String(), "shard", ds.shard.id),
+		Directory:               PartitionDirectory(ds.data.options.Directory, key),
+		PartitionID:             key.Partition,
+		SegmentBytes:            config.SegmentBytes,
+		Durability:              durability,
+		RetryWrites:             ds.data.cluster != nil, // a committed entry is never skipped
+		ReadChecksumsUnverified: ds.data.options.ReadChecksumsUnverified,
+		JournalBytes:            ds.data.options.JournalBytes,
+		DedupCount:              config.DedupCount,
+		DedupWindowMicros:       config.DedupWindowMicros,
+		Cache:                   ds.cache,
+		Allocate:                ds.allocate,
+		Release:                 ds.shard.Release,
+		Logger:                  ds.data.logger.With("partition", key.String(), "shard", ds.shard.id),
 	}
 }
 

@@ -59,6 +59,10 @@ type ServerOptions struct {
 	// on another shard's partitions moves to that shard, which spares each
 	// request two cross-shard hops (front_affinity.go).
 	ConnectionAffinityOff bool
+	// ReadChecksumsUnverified serves batches read from disk without
+	// verifying their checksums (system.partition.validate_checksum =
+	// false). Appends are verified whatever it says.
+	ReadChecksumsUnverified bool
 	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
 	// the protocol's cap); a larger one closes the connection.
 	FrameBytesMax int

@@ -372,6 +372,16 @@ func (s *MemStorage) SetFile(name string, data []byte) {
 	s.durable[name] = file
 }
 
+// Flip inverts the byte at position of path in place, to plant damage
+// that handles already open see (SetFile replaces the file instead).
+func (s *MemStorage) Flip(name string, position int) {
+	file := s.files[name]
+	file.data[position] ^= 0xff
+	if position < len(file.synced) {
+		file.synced[position] ^= 0xff
+	}
+}
+
 // Remove deletes path durably, to plant a missing file.
 func (s *MemStorage) Remove(name string) {
 	delete(s.files, name)
