@@ -44,8 +44,10 @@ func MemoryLimitBytes() (uint64, error) {
 	return total, nil
 }
 
-// cgroupMemoryMax reads memory.max of this process's cgroup (v2); false
-// when there is none or it is "max".
+// cgroupMemoryMax reads memory.max of this process's cgroup (v2) and of
+// its ancestors, which bind it as well (a systemd slice, a container's
+// cgroup above the one the process runs in), and returns the smallest;
+// false when none is set or every one is "max".
 func cgroupMemoryMax() (uint64, bool) {
 	membership, err := os.ReadFile(procSelfCgroupPath)
 	if err != nil {
@@ -56,11 +58,19 @@ func cgroupMemoryMax() (uint64, bool) {
 		if !ok {
 			continue
 		}
-		text, err := os.ReadFile(cgroupRootPath + strings.TrimSuffix(path, "/") + "/memory.max")
-		if err != nil {
-			return 0, false
+		var limit uint64
+		found := false
+		for path = strings.TrimSuffix(path, "/"); ; path = path[:strings.LastIndex(path, "/")] {
+			if text, err := os.ReadFile(cgroupRootPath + path + "/memory.max"); err == nil {
+				if value, ok := parseMemoryMax(string(text)); ok && (!found || value < limit) {
+					limit, found = value, true
+				}
+			}
+			if !strings.Contains(path, "/") {
+				break
+			}
 		}
-		return parseMemoryMax(string(text))
+		return limit, found
 	}
 	return 0, false
 }

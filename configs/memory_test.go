@@ -117,3 +117,35 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("a meminfo without MemTotal gave a limit")
 	}
 }
+
+// TestMemoryLimitAncestor: a limit set on an ancestor cgroup binds the
+// process as well: a leaf whose memory.max is "max" under a parent
+// limited to 8 MiB gives 8 MiB, not MemTotal. Method: fixture files for
+// /proc/self/cgroup and a two-level cgroup tree.
+func TestMemoryLimitAncestor(t *testing.T) {
+	directory := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(directory, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
+	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	memInfoPath = write("meminfo", "MemTotal:       1048576 kB\n")
+	procSelfCgroupPath = write("cgroup", "0::/slice/service\n")
+	cgroupRootPath = directory
+	write("slice/memory.max", "8388608\n")
+	write("slice/service/memory.max", "max\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 8<<20 {
+		t.Fatalf("parent limited to 8 MiB, leaf max: %d, %v; want %d", got, err, 8<<20)
+	}
+	write("slice/service/memory.max", "4194304\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 4<<20 {
+		t.Fatalf("leaf 4 MiB under an 8 MiB parent: %d, %v; want %d", got, err, 4<<20)
+	}
+}
