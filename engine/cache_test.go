@@ -237,3 +237,37 @@ func TestCachePopulateAhead(t *testing.T) {
 		t.Fatalf("Release left the populator running")
 	}
 }
+
+// TestCacheBudgetOvershootOneShare: the caches of all shards claim at
+// most the limit plus one shard's fair share (engine invariant 11), also
+// when several shards claim past the limit before the one holding it
+// trims. Method: four caches on a 4 MiB budget; the first fills the
+// whole budget, then the three others each try to fill their 1 MiB share
+// with no Trim in between.
+func TestCacheBudgetOvershootOneShare(t *testing.T) {
+	budget := NewCacheBudget(4 << 20)
+	caches := make([]*Cache, 4)
+	for index := range caches {
+		caches[index] = NewCache(budget, len(caches))
+		defer caches[index].Release()
+	}
+	record := make([]byte, 64<<10)
+	for range 64 {
+		if _, ok := caches[0].insert(record); !ok {
+			t.Fatalf("the first cache refused a record within the limit")
+		}
+	}
+	for _, cache := range caches[1:] {
+		for range 16 {
+			cache.insert(record)
+		}
+	}
+	share := int64(caches[0].fairBytes)
+	if budget.UsedBytes() > budget.LimitBytes()+share {
+		t.Fatalf("claimed %d: more than the limit %d plus one share %d", budget.UsedBytes(), budget.LimitBytes(), share)
+	}
+	caches[0].Trim()
+	if _, ok := caches[3].insert(record); !ok || budget.UsedBytes() > budget.LimitBytes()+share {
+		t.Fatalf("after the first cache trimmed, the last took no record or the claim is %d", budget.UsedBytes())
+	}
+}
