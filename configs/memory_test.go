@@ -149,3 +149,35 @@ func TestMemoryLimitAncestor(t *testing.T) {
 		t.Fatalf("leaf 4 MiB under an 8 MiB parent: %d, %v; want %d", got, err, 4<<20)
 	}
 }
+
+// TestMemoryLimitV1: under the cgroup v1 memory controller (or a hybrid
+// host, whose v2 root has no memory.max) the limit is memory.limit_in_bytes
+// of the process's memory cgroup or an ancestor; v1's "unlimited" (a huge
+// number) leaves MemTotal. Method: fixture files for a hybrid host.
+func TestMemoryLimitV1(t *testing.T) {
+	directory := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(directory, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
+	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	memInfoPath = write("meminfo", "MemTotal:       1048576 kB\n")
+	procSelfCgroupPath = write("cgroup", "5:cpu,cpuacct:/\n4:memory:/docker/box\n0::/\n")
+	cgroupRootPath = directory
+	write("memory/docker/box/memory.limit_in_bytes", "9223372036854771712\n")
+	write("memory/memory.limit_in_bytes", "9223372036854771712\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 1<<30 {
+		t.Fatalf("v1 unlimited: %d, %v; want MemTotal", got, err)
+	}
+	write("memory/docker/box/memory.limit_in_bytes", "16777216\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 16<<20 {
+		t.Fatalf("v1 limit of 16 MiB: %d, %v; want %d", got, err, 16<<20)
+	}
+}
