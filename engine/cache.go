@@ -86,6 +86,12 @@ func NewCache(budget *CacheBudget, shardCount int) *Cache {
 	invariant.Assert(budget != nil, "a cache has a budget")
 	invariant.Assert(shardCount > 0, "a cache belongs to one of some shards")
 	fair := budget.limitBytes / int64(shardCount) / budget.chunkBytes * budget.chunkBytes
+	if fair == 0 && budget.limitBytes >= budget.chunkBytes {
+		// An even split under one chunk: a share of zero would let the
+		// first shard to claim keep the whole budget (no claim past the
+		// limit, so no pressure, so no Trim).
+		fair = budget.chunkBytes
+	}
 	entries, err := mapEntries(cacheEntriesMax)
 	return &Cache{
 		budget:    budget,

@@ -271,3 +271,28 @@ func TestCacheBudgetOvershootOneShare(t *testing.T) {
 		t.Fatalf("after the first cache trimmed, the last took no record or the claim is %d", budget.UsedBytes())
 	}
 }
+
+// TestCacheShareUnderOneChunk: a budget whose even split is less than a
+// chunk (16 MiB over 16 shards, 2 MiB chunks) still gives every shard a
+// share of one chunk, so a shard that took the whole budget first gives
+// memory back to the others. Method: the first of sixteen caches takes
+// one record (its claim leads to the whole budget); another cache then
+// inserts, with the first's Trim in between.
+func TestCacheShareUnderOneChunk(t *testing.T) {
+	budget := NewCacheBudget(16 << 20)
+	caches := make([]*Cache, 16)
+	for index := range caches {
+		caches[index] = NewCache(budget, len(caches))
+		defer caches[index].Release()
+	}
+	record := make([]byte, 64<<10)
+	if _, ok := caches[0].insert(record); !ok {
+		t.Fatalf("the first cache refused a record")
+	}
+	caches[1].insert(record)
+	caches[0].Trim()
+	if _, ok := caches[1].insert(record); !ok {
+		t.Fatalf("the second cache takes nothing while the first holds %d of %d bytes", caches[0].capacityBytes,
+			budget.LimitBytes())
+	}
+}
