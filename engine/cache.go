@@ -238,7 +238,9 @@ func (c *Cache) evict() {
 // the rest lie within the share and unmaps the pages above it. The shard
 // calls it from its tick as well, so an idle shard gives back too.
 func (c *Cache) Trim() {
-	if c.capacityBytes <= c.fairBytes || !c.budget.pressure.Load() {
+	// The claimed total, not the pressure flag: a release's store of false
+	// may land after a concurrent claim's store of true.
+	if c.capacityBytes <= c.fairBytes || c.budget.usedBytes.Load() <= c.budget.limitBytes {
 		return
 	}
 	c.shrink(c.fairBytes)

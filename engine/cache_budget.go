@@ -55,19 +55,25 @@ func (b *CacheBudget) UsedBytes() int64 { return b.usedBytes.Load() }
 // share already, or the caches hold the limit plus one share.
 func (b *CacheBudget) claim(bytes int64, ownBytes int64, fairBytes int64) bool {
 	invariant.Assert(bytes > 0, "a claim takes bytes")
-	used := b.usedBytes.Add(bytes)
-	if used <= b.limitBytes {
-		return true
+	// Compare-and-swap, so a refused claim never raises the total even
+	// for an instant: Trim reads the total (a cache above its share
+	// seeing it past the limit shrinks).
+	for {
+		used := b.usedBytes.Load()
+		within := used+bytes <= b.limitBytes
+		// Past the limit by at most one share in all: several shards
+		// claiming their share before the one holding the memory trims
+		// would otherwise take up to the limit again.
+		if !within && (ownBytes+bytes > fairBytes || used+bytes > b.limitBytes+fairBytes) {
+			return false
+		}
+		if b.usedBytes.CompareAndSwap(used, used+bytes) {
+			if !within {
+				b.pressure.Store(true)
+			}
+			return true
+		}
 	}
-	// Past the limit by at most one share in all: several shards claiming
-	// their share before the one holding the memory trims would otherwise
-	// take up to the limit again.
-	if ownBytes+bytes <= fairBytes && used <= b.limitBytes+fairBytes {
-		b.pressure.Store(true)
-		return true
-	}
-	b.usedBytes.Add(-bytes)
-	return false
 }
 
 // release gives back bytes claimed before.

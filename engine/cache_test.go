@@ -296,3 +296,32 @@ func TestCacheShareUnderOneChunk(t *testing.T) {
 			budget.LimitBytes())
 	}
 }
+
+// TestCacheTrimFollowsTheClaims: a cache above its share gives back
+// whenever the caches hold more than the limit, whatever the pressure
+// flag says. The flag is stored after the atomic add it reflects, so a
+// release that brought the total under the limit can store false after
+// a concurrent claim past the limit stored true: the total stays past
+// the limit with the flag down, and nothing trimmed it. Method: the
+// interleaving's outcome, set up by hand: A holds the whole budget, B
+// claims its share past it, the flag is cleared as the lost store
+// leaves it; A's Trim must still shrink to its share.
+func TestCacheTrimFollowsTheClaims(t *testing.T) {
+	budget := NewCacheBudget(4 << 20)
+	first, second := NewCache(budget, 2), NewCache(budget, 2)
+	defer first.Release()
+	defer second.Release()
+	record := make([]byte, 64<<10)
+	for range 64 {
+		first.insert(record)
+	}
+	if _, ok := second.insert(record); !ok || budget.UsedBytes() <= budget.LimitBytes() {
+		t.Fatalf("B's claim past the limit refused (claimed %d)", budget.UsedBytes())
+	}
+	budget.pressure.Store(false) // a release's store landing after B's
+	first.Trim()
+	if first.capacityBytes > first.fairBytes || budget.UsedBytes() > budget.LimitBytes() {
+		t.Fatalf("after Trim A holds %d (share %d), claimed %d of %d", first.capacityBytes, first.fairBytes,
+			budget.UsedBytes(), budget.LimitBytes())
+	}
+}
