@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,7 +28,7 @@ var (
 )
 
 // MemoryLimitBytes is the memory this process may use: its cgroup's
-// memory.max (cgroup v2) when one is set, else the machine's MemTotal,
+// limit (cgroupMemoryMax) when one is set, else the machine's MemTotal,
 // whichever is smaller.
 func MemoryLimitBytes() (uint64, error) {
 	text, err := os.ReadFile(memInfoPath)
@@ -44,25 +45,45 @@ func MemoryLimitBytes() (uint64, error) {
 	return total, nil
 }
 
-// cgroupMemoryMax reads memory.max of this process's cgroup (v2); false
-// when there is none or it is "max".
+// cgroupMemoryMax reads the memory limit of this process's cgroup and of
+// its ancestors, which bind it as well (a systemd slice, a container's
+// cgroup above the one the process runs in), and returns the smallest:
+// memory.max under cgroup v2, memory.limit_in_bytes under the v1 memory
+// controller (hosts and container runtimes still on v1 or hybrid). False
+// when none is set or every one is "max".
 func cgroupMemoryMax() (uint64, bool) {
 	membership, err := os.ReadFile(procSelfCgroupPath)
 	if err != nil {
 		return 0, false
 	}
+	var limit uint64
+	found := false
 	for line := range strings.Lines(string(membership)) {
-		path, ok := strings.CutPrefix(strings.TrimSpace(line), "0::")
-		if !ok {
+		fields := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(fields) != 3 {
 			continue
 		}
-		text, err := os.ReadFile(cgroupRootPath + strings.TrimSuffix(path, "/") + "/memory.max")
-		if err != nil {
-			return 0, false
+		var root, file string
+		switch {
+		case fields[0] == "0" && fields[1] == "":
+			root, file = cgroupRootPath, "/memory.max"
+		case slices.Contains(strings.Split(fields[1], ","), "memory"):
+			root, file = cgroupRootPath+"/memory", "/memory.limit_in_bytes"
+		default:
+			continue
 		}
-		return parseMemoryMax(string(text))
+		for path := strings.TrimSuffix(fields[2], "/"); ; path = path[:strings.LastIndex(path, "/")] {
+			if text, err := os.ReadFile(root + path + file); err == nil {
+				if value, ok := parseMemoryMax(string(text)); ok && (!found || value < limit) {
+					limit, found = value, true
+				}
+			}
+			if !strings.Contains(path, "/") {
+				break
+			}
+		}
 	}
-	return 0, false
+	return limit, found
 }
 
 // parseMemoryMax reads a cgroup v2 memory.max: bytes, or "max".

@@ -117,3 +117,67 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("a meminfo without MemTotal gave a limit")
 	}
 }
+
+// TestMemoryLimitAncestor: a limit set on an ancestor cgroup binds the
+// process as well: a leaf whose memory.max is "max" under a parent
+// limited to 8 MiB gives 8 MiB, not MemTotal. Method: fixture files for
+// /proc/self/cgroup and a two-level cgroup tree.
+func TestMemoryLimitAncestor(t *testing.T) {
+	directory := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(directory, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
+	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	memInfoPath = write("meminfo", "MemTotal:       1048576 kB\n")
+	procSelfCgroupPath = write("cgroup", "0::/slice/service\n")
+	cgroupRootPath = directory
+	write("slice/memory.max", "8388608\n")
+	write("slice/service/memory.max", "max\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 8<<20 {
+		t.Fatalf("parent limited to 8 MiB, leaf max: %d, %v; want %d", got, err, 8<<20)
+	}
+	write("slice/service/memory.max", "4194304\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 4<<20 {
+		t.Fatalf("leaf 4 MiB under an 8 MiB parent: %d, %v; want %d", got, err, 4<<20)
+	}
+}
+
+// TestMemoryLimitV1: under the cgroup v1 memory controller (or a hybrid
+// host, whose v2 root has no memory.max) the limit is memory.limit_in_bytes
+// of the process's memory cgroup or an ancestor; v1's "unlimited" (a huge
+// number) leaves MemTotal. Method: fixture files for a hybrid host.
+func TestMemoryLimitV1(t *testing.T) {
+	directory := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(directory, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
+	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	memInfoPath = write("meminfo", "MemTotal:       1048576 kB\n")
+	procSelfCgroupPath = write("cgroup", "5:cpu,cpuacct:/\n4:memory:/docker/box\n0::/\n")
+	cgroupRootPath = directory
+	write("memory/docker/box/memory.limit_in_bytes", "9223372036854771712\n")
+	write("memory/memory.limit_in_bytes", "9223372036854771712\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 1<<30 {
+		t.Fatalf("v1 unlimited: %d, %v; want MemTotal", got, err)
+	}
+	write("memory/docker/box/memory.limit_in_bytes", "16777216\n")
+	if got, err := MemoryLimitBytes(); err != nil || got != 16<<20 {
+		t.Fatalf("v1 limit of 16 MiB: %d, %v; want %d", got, err, 16<<20)
+	}
+}

@@ -86,6 +86,12 @@ func NewCache(budget *CacheBudget, shardCount int) *Cache {
 	invariant.Assert(budget != nil, "a cache has a budget")
 	invariant.Assert(shardCount > 0, "a cache belongs to one of some shards")
 	fair := budget.limitBytes / int64(shardCount) / budget.chunkBytes * budget.chunkBytes
+	if fair == 0 && budget.limitBytes >= budget.chunkBytes {
+		// An even split under one chunk: a share of zero would let the
+		// first shard to claim keep the whole budget (no claim past the
+		// limit, so no pressure, so no Trim).
+		fair = budget.chunkBytes
+	}
 	entries, err := mapEntries(cacheEntriesMax)
 	return &Cache{
 		budget:    budget,
@@ -232,7 +238,9 @@ func (c *Cache) evict() {
 // the rest lie within the share and unmaps the pages above it. The shard
 // calls it from its tick as well, so an idle shard gives back too.
 func (c *Cache) Trim() {
-	if c.capacityBytes <= c.fairBytes || !c.budget.pressure.Load() {
+	// The claimed total, not the pressure flag: a release's store of false
+	// may land after a concurrent claim's store of true.
+	if c.capacityBytes <= c.fairBytes || c.budget.usedBytes.Load() <= c.budget.limitBytes {
 		return
 	}
 	c.shrink(c.fairBytes)

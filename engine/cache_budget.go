@@ -17,7 +17,8 @@ import (
 // A cache claims memory in whole chunks when it grows its arena
 // and gives it back when it shrinks. A claim within the limit always
 // succeeds. A claim past the limit succeeds only while the claiming shard
-// holds less than its fair share (limit / shards): then the budget is
+// holds less than its fair share (limit / shards) and the caches hold less
+// than the limit plus one share: then the budget is
 // under pressure, and every cache holding more than its share shrinks to
 // it at its next insert or Trim, so the overshoot is bounded by one
 // share and short-lived. Safe for concurrent use: each shard's thread
@@ -51,18 +52,28 @@ func (b *CacheBudget) UsedBytes() int64 { return b.usedBytes.Load() }
 
 // claim takes bytes for a cache that holds ownBytes and whose fair share
 // is fairBytes; false when the limit is reached and the cache holds its
-// share already.
+// share already, or the caches hold the limit plus one share.
 func (b *CacheBudget) claim(bytes int64, ownBytes int64, fairBytes int64) bool {
 	invariant.Assert(bytes > 0, "a claim takes bytes")
-	if b.usedBytes.Add(bytes) <= b.limitBytes {
-		return true
+	// Compare-and-swap, so a refused claim never raises the total even
+	// for an instant: Trim reads the total (a cache above its share
+	// seeing it past the limit shrinks).
+	for {
+		used := b.usedBytes.Load()
+		within := used+bytes <= b.limitBytes
+		// Past the limit by at most one share in all: several shards
+		// claiming their share before the one holding the memory trims
+		// would otherwise take up to the limit again.
+		if !within && (ownBytes+bytes > fairBytes || used+bytes > b.limitBytes+fairBytes) {
+			return false
+		}
+		if b.usedBytes.CompareAndSwap(used, used+bytes) {
+			if !within {
+				b.pressure.Store(true)
+			}
+			return true
+		}
 	}
-	if ownBytes+bytes <= fairBytes {
-		b.pressure.Store(true)
-		return true
-	}
-	b.usedBytes.Add(-bytes)
-	return false
 }
 
 // release gives back bytes claimed before.

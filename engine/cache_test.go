@@ -237,3 +237,91 @@ func TestCachePopulateAhead(t *testing.T) {
 		t.Fatalf("Release left the populator running")
 	}
 }
+
+// TestCacheBudgetOvershootOneShare: the caches of all shards claim at
+// most the limit plus one shard's fair share (engine invariant 11), also
+// when several shards claim past the limit before the one holding it
+// trims. Method: four caches on a 4 MiB budget; the first fills the
+// whole budget, then the three others each try to fill their 1 MiB share
+// with no Trim in between.
+func TestCacheBudgetOvershootOneShare(t *testing.T) {
+	budget := NewCacheBudget(4 << 20)
+	caches := make([]*Cache, 4)
+	for index := range caches {
+		caches[index] = NewCache(budget, len(caches))
+		defer caches[index].Release()
+	}
+	record := make([]byte, 64<<10)
+	for range 64 {
+		if _, ok := caches[0].insert(record); !ok {
+			t.Fatalf("the first cache refused a record within the limit")
+		}
+	}
+	for _, cache := range caches[1:] {
+		for range 16 {
+			cache.insert(record)
+		}
+	}
+	share := int64(caches[0].fairBytes)
+	if budget.UsedBytes() > budget.LimitBytes()+share {
+		t.Fatalf("claimed %d: more than the limit %d plus one share %d", budget.UsedBytes(), budget.LimitBytes(), share)
+	}
+	caches[0].Trim()
+	if _, ok := caches[3].insert(record); !ok || budget.UsedBytes() > budget.LimitBytes()+share {
+		t.Fatalf("after the first cache trimmed, the last took no record or the claim is %d", budget.UsedBytes())
+	}
+}
+
+// TestCacheShareUnderOneChunk: a budget whose even split is less than a
+// chunk (16 MiB over 16 shards, 2 MiB chunks) still gives every shard a
+// share of one chunk, so a shard that took the whole budget first gives
+// memory back to the others. Method: the first of sixteen caches takes
+// one record (its claim leads to the whole budget); another cache then
+// inserts, with the first's Trim in between.
+func TestCacheShareUnderOneChunk(t *testing.T) {
+	budget := NewCacheBudget(16 << 20)
+	caches := make([]*Cache, 16)
+	for index := range caches {
+		caches[index] = NewCache(budget, len(caches))
+		defer caches[index].Release()
+	}
+	record := make([]byte, 64<<10)
+	if _, ok := caches[0].insert(record); !ok {
+		t.Fatalf("the first cache refused a record")
+	}
+	caches[1].insert(record)
+	caches[0].Trim()
+	if _, ok := caches[1].insert(record); !ok {
+		t.Fatalf("the second cache takes nothing while the first holds %d of %d bytes", caches[0].capacityBytes,
+			budget.LimitBytes())
+	}
+}
+
+// TestCacheTrimFollowsTheClaims: a cache above its share gives back
+// whenever the caches hold more than the limit, whatever the pressure
+// flag says. The flag is stored after the atomic add it reflects, so a
+// release that brought the total under the limit can store false after
+// a concurrent claim past the limit stored true: the total stays past
+// the limit with the flag down, and nothing trimmed it. Method: the
+// interleaving's outcome, set up by hand: A holds the whole budget, B
+// claims its share past it, the flag is cleared as the lost store
+// leaves it; A's Trim must still shrink to its share.
+func TestCacheTrimFollowsTheClaims(t *testing.T) {
+	budget := NewCacheBudget(4 << 20)
+	first, second := NewCache(budget, 2), NewCache(budget, 2)
+	defer first.Release()
+	defer second.Release()
+	record := make([]byte, 64<<10)
+	for range 64 {
+		first.insert(record)
+	}
+	if _, ok := second.insert(record); !ok || budget.UsedBytes() <= budget.LimitBytes() {
+		t.Fatalf("B's claim past the limit refused (claimed %d)", budget.UsedBytes())
+	}
+	budget.pressure.Store(false) // a release's store landing after B's
+	first.Trim()
+	if first.capacityBytes > first.fairBytes || budget.UsedBytes() > budget.LimitBytes() {
+		t.Fatalf("after Trim A holds %d (share %d), claimed %d of %d", first.capacityBytes, first.fairBytes,
+			budget.UsedBytes(), budget.LimitBytes())
+	}
+}
