@@ -79,19 +79,7 @@ func TestCacheSizeThroughLoad(t *testing.T) {
 // or a missing file leaves MemTotal. Method: fixture files in a temporary
 // directory stand in for /proc and /sys/fs/cgroup.
 func TestMemoryLimit(t *testing.T) {
-	directory := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(directory, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
-	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	directory, write := memoryFixture(t)
 	memInfoPath = write("meminfo", "MemTotal:       16384 kB\nMemFree: 1 kB\n")
 	procSelfCgroupPath = write("cgroup", "0::/box/\n")
 	cgroupRootPath = directory
@@ -123,19 +111,7 @@ func TestMemoryLimit(t *testing.T) {
 // limited to 8 MiB gives 8 MiB, not MemTotal. Method: fixture files for
 // /proc/self/cgroup and a two-level cgroup tree.
 func TestMemoryLimitAncestor(t *testing.T) {
-	directory := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(directory, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
-	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	directory, write := memoryFixture(t)
 	memInfoPath = write("meminfo", "MemTotal:       1048576 kB\n")
 	procSelfCgroupPath = write("cgroup", "0::/slice/service\n")
 	cgroupRootPath = directory
@@ -155,19 +131,7 @@ func TestMemoryLimitAncestor(t *testing.T) {
 // of the process's memory cgroup or an ancestor; v1's "unlimited" (a huge
 // number) leaves MemTotal. Method: fixture files for a hybrid host.
 func TestMemoryLimitV1(t *testing.T) {
-	directory := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(directory, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
-	defer func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] }()
+	directory, write := memoryFixture(t)
 	memInfoPath = write("meminfo", "MemTotal:       1048576 kB\n")
 	procSelfCgroupPath = write("cgroup", "5:cpu,cpuacct:/\n4:memory:/docker/box\n0::/\n")
 	cgroupRootPath = directory
@@ -180,4 +144,25 @@ func TestMemoryLimitV1(t *testing.T) {
 	if got, err := MemoryLimitBytes(); err != nil || got != 16<<20 {
 		t.Fatalf("v1 limit of 16 MiB: %d, %v; want %d", got, err, 16<<20)
 	}
+}
+
+// memoryFixture points the /proc and cgroup paths MemoryLimitBytes reads
+// at a temporary directory (restored when the test ends) and returns it
+// with a function writing a fixture file below it.
+func memoryFixture(t *testing.T) (string, func(name, text string) string) {
+	t.Helper()
+	directory := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(directory, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	saved := [3]string{procSelfCgroupPath, cgroupRootPath, memInfoPath}
+	t.Cleanup(func() { procSelfCgroupPath, cgroupRootPath, memInfoPath = saved[0], saved[1], saved[2] })
+	return directory, write
 }
