@@ -61,20 +61,8 @@ func TestFrontSendAllocations(t *testing.T) {
 	}
 	defer conn.Close()
 	client := wire.Uint128{Lo: 7}
-	header := wire.RequestHeader{Client: client, Operation: wire.OperationRegister}
-	login := &wire.LoginRegister{Version: wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"},
-		Username: "iggy", Password: "iggy"}
-	frame := make([]byte, wire.RequestBytes(login))
-	wire.EncodeRequest(frame, header, login)
+	session := loginIggy(t, conn, client)
 	reply := make([]byte, 1<<20)
-	decoded, _, err := wire.DecodeReply(exchange(t, conn, frame, reply))
-	if err != nil || decoded.Err() != nil {
-		t.Fatalf("login: %v %v", err, decoded.Err())
-	}
-	var session wire.LoginReply
-	if err := wire.DecodeAll(&session, decoded.Payload); err != nil {
-		t.Fatal(err)
-	}
 	request := func(operation wire.Operation, body wire.Body, id uint64) []byte {
 		h := wire.RequestHeader{Client: client, Operation: operation, Session: session.Session, Request: id}
 		out := make([]byte, wire.RequestBytes(body))
@@ -162,4 +150,23 @@ func TestLoginBeforeReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = server.Shutdown(ctx) // the test is over
+}
+
+// loginIggy registers and logs in as the root user iggy/iggy over conn
+// with the given client id and returns the session.
+func loginIggy(t *testing.T, conn net.Conn, client wire.Uint128) wire.LoginReply {
+	t.Helper()
+	login := &wire.LoginRegister{Version: wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"},
+		Username: "iggy", Password: "iggy"}
+	frame := make([]byte, wire.RequestBytes(login))
+	wire.EncodeRequest(frame, wire.RequestHeader{Client: client, Operation: wire.OperationRegister}, login)
+	decoded, _, err := wire.DecodeReply(exchange(t, conn, frame, make([]byte, 1<<20)))
+	if err != nil || decoded.Err() != nil {
+		t.Fatalf("login: %v %v", err, decoded.Err())
+	}
+	var session wire.LoginReply
+	if err := wire.DecodeAll(&session, decoded.Payload); err != nil {
+		t.Fatal(err)
+	}
+	return session
 }

@@ -89,19 +89,8 @@ func frontFileReads(server *Server) (reads uint64, partial uint64) {
 func frontTestSession(t *testing.T, conn net.Conn) func(wire.Operation, wire.Code, wire.Body) []byte {
 	t.Helper()
 	client := wire.Uint128{Lo: 9}
-	login := &wire.LoginRegister{Version: wire.ClientVersion{Protocol: wire.ProtocolVersion, SDKName: "t", SDKVersion: "1"},
-		Username: "iggy", Password: "iggy"}
-	frame := make([]byte, wire.RequestBytes(login))
-	wire.EncodeRequest(frame, wire.RequestHeader{Client: client, Operation: wire.OperationRegister}, login)
+	session := loginIggy(t, conn, client)
 	reply := make([]byte, 1<<20)
-	decoded, _, err := wire.DecodeReply(exchange(t, conn, frame, reply))
-	if err != nil || decoded.Err() != nil {
-		t.Fatalf("login: %v %v", err, decoded.Err())
-	}
-	var session wire.LoginReply
-	if err := wire.DecodeAll(&session, decoded.Payload); err != nil {
-		t.Fatal(err)
-	}
 	id := uint64(0)
 	request := func(operation wire.Operation, code wire.Code, body wire.Body) []byte {
 		id++
