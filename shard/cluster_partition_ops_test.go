@@ -2,7 +2,6 @@ package shard
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -131,18 +130,7 @@ func TestClusterDeleteSegmentsThroughGroup(t *testing.T) {
 func TestClusterRecreateTopicAfterRestart(t *testing.T) {
 	memory, nodes := markedCluster(t)
 	nodes[1].write(t, wire.OperationDeleteTopic, &wire.TopicTarget{Stream: wire.NumericID(0), Topic: wire.NumericID(0)})
-	journal := fmt.Sprintf("%x", partitionGroup(PartitionKey{}))
-	for i, n := range nodes {
-		path := n.dir + "/cluster/" + journal
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(path); os.IsNotExist(err) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %d still holds the deleted partition's journal", i)
-			}
-		}
-	}
+	waitJournalsGone(t, nodes, PartitionKey{}, 5*time.Second)
 	memory.setUp(2, false)
 	nodes[2].stop()
 	nodes[2] = startClusterServer(t, 2, 3, nodes[2].dir, memoryTransport(memory, 2))

@@ -378,10 +378,23 @@ func TestClusterPartitionDeleteRecreate(t *testing.T) {
 	nodes[1].send(t, 0, "before")
 	checkSame(t, nodes, 1, 1)
 	nodes[0].write(t, wire.OperationDeleteTopic, &wire.DeleteTopic{Stream: wire.NumericID(0), Topic: wire.NumericID(0)})
-	journal := fmt.Sprintf("%x", partitionGroup(PartitionKey{}))
+	waitJournalsGone(t, nodes, PartitionKey{}, 10*time.Second)
+	nodes[2].write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
+	checkSame(t, nodes, 1, 0)
+	if base := nodes[2].send(t, 0, "after"); base != 0 {
+		t.Fatalf("the recreated partition took its first message at offset %d", base)
+	}
+	checkSame(t, nodes, 1, 1)
+}
+
+// waitJournalsGone waits up to within for every node to have removed the
+// journal of key's partition group (its partition was deleted).
+func waitJournalsGone(t *testing.T, nodes []*clusterTestNode, key PartitionKey, within time.Duration) {
+	t.Helper()
+	journal := fmt.Sprintf("%x", partitionGroup(key))
 	for i, n := range nodes {
 		path := n.dir + "/cluster/" + journal
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
 			if _, err := os.Stat(path); os.IsNotExist(err) {
 				break
 			}
@@ -390,10 +403,4 @@ func TestClusterPartitionDeleteRecreate(t *testing.T) {
 			}
 		}
 	}
-	nodes[2].write(t, wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 1, Name: "t"})
-	checkSame(t, nodes, 1, 0)
-	if base := nodes[2].send(t, 0, "after"); base != 0 {
-		t.Fatalf("the recreated partition took its first message at offset %d", base)
-	}
-	checkSame(t, nodes, 1, 1)
 }
