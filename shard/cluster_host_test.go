@@ -337,12 +337,7 @@ func waitEntries(t *testing.T, nodes []*hostNode, want int) [][]string {
 // journal and catches up.
 func TestClusterHostReplicates(t *testing.T) {
 	group := hostGroup(t)
-	net := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*hostNode, 3)
-	for i := range nodes {
-		nodes[i] = startHostNode(t, net, i, 3, fmt.Sprintf("%s/n%d", base, i), group)
-	}
+	net, nodes := startHostNodes(t, group)
 	for round := range 5 {
 		for i, n := range nodes {
 			n.submit(t, group, fmt.Sprintf("r%d-n%d", round, i))
@@ -389,12 +384,7 @@ func TestClusterHostReplicates(t *testing.T) {
 // lasts a lifetime after a tick noticed the stall; then requests go through.
 func TestClusterHostRefusesAfterStall(t *testing.T) {
 	group := hostGroup(t)
-	net := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*hostNode, 3)
-	for i := range nodes {
-		nodes[i] = startHostNode(t, net, i, 3, fmt.Sprintf("%s/n%d", base, i), group)
-	}
+	_, nodes := startHostNodes(t, group)
 	for i, n := range nodes {
 		n.submit(t, group, fmt.Sprintf("before-n%d", i))
 	}
@@ -425,4 +415,17 @@ func TestClusterHostRefusesAfterStall(t *testing.T) {
 			t.Fatalf("node %d applied %v, node 0 %v", i, lists[i], lists[0])
 		}
 	}
+}
+
+// startHostNodes starts three host nodes of group on one in-memory
+// network, each under its own temporary directory.
+func startHostNodes(t *testing.T, group uint64) (*memoryNet, []*hostNode) {
+	t.Helper()
+	net := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*hostNode, 3)
+	for i := range nodes {
+		nodes[i] = startHostNode(t, net, i, 3, fmt.Sprintf("%s/n%d", base, i), group)
+	}
+	return net, nodes
 }
