@@ -272,18 +272,7 @@ func TestClusterMetadataReplicates(t *testing.T) {
 // others' and the data plane follows it (the topic's partitions exist on
 // disk again).
 func TestClusterMetadataStateTransfer(t *testing.T) {
-	memory := newMemoryNet(3)
-	nodes := make([]*metaNode, 3)
-	for i := range nodes {
-		nodes[i] = startMetaNode(t, memory, i, 3, t.TempDir())
-	}
-	defer func() {
-		for _, n := range nodes {
-			if n != nil {
-				n.stop(t)
-			}
-		}
-	}()
+	memory, nodes := startMetaNodes(t)
 	primary, ok := nodes[0].server.options.Cluster.MetadataPrimary()
 	for !ok {
 		time.Sleep(5 * time.Millisecond) // the first view settles in ticks of real time
@@ -384,16 +373,7 @@ func TestClusterMetadataOverClusterNet(t *testing.T) {
 // others get StreamNameAlreadyExists, and every node ends with the same
 // streams under the same ids.
 func TestClusterMetadataConcurrentWrites(t *testing.T) {
-	memory := newMemoryNet(3)
-	nodes := make([]*metaNode, 3)
-	for i := range nodes {
-		nodes[i] = startMetaNode(t, memory, i, 3, t.TempDir())
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.stop(t)
-		}
-	}()
+	_, nodes := startMetaNodes(t)
 	const perNode = 10
 	clients := make([]*metaClient, 3)
 	for i, n := range nodes {
@@ -446,4 +426,24 @@ func TestClusterMetadataConcurrentWrites(t *testing.T) {
 			return sameStrings(streamTopics(v), want)
 		})
 	}
+}
+
+// startMetaNodes starts three metadata nodes on one in-memory network;
+// the nodes still in the slice (a test may stop one and set it nil, or
+// replace it) stop when the test ends.
+func startMetaNodes(t *testing.T) (*memoryNet, []*metaNode) {
+	t.Helper()
+	memory := newMemoryNet(3)
+	nodes := make([]*metaNode, 3)
+	for i := range nodes {
+		nodes[i] = startMetaNode(t, memory, i, 3, t.TempDir())
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if n != nil {
+				n.stop(t)
+			}
+		}
+	})
+	return memory, nodes
 }
