@@ -321,25 +321,12 @@ func TestOffsetWriteErrorDoesNotBlockClose(t *testing.T) {
 	closePartition(t, storage, p)
 }
 
-// syncCounter counts the fdatasyncs a partition submits.
-type syncCounter struct {
-	memBackend
-	syncs int
-}
-
-func (s *syncCounter) Submit(op *engine.Op) {
-	if op.Code == engine.OpSync {
-		s.syncs++
-	}
-	s.memBackend.Submit(op)
-}
-
 // TestFlushWritesWithoutSync pins a FlushUnsavedBuffer bug: with fsync
 // false it fdatasynced anyway. Flush waits for appends not yet written
 // (DurabilityMemory acknowledges before the write) and syncs nothing;
 // Sync fdatasyncs the .log and the .index.
 func TestFlushWritesWithoutSync(t *testing.T) {
-	storage := &syncCounter{memBackend: memBackend{enginetest.NewMemStorage(14)}}
+	storage := &countingBackend{memBackend: memBackend{enginetest.NewMemStorage(14)}}
 	options := testOptions()
 	options.Durability = engine.DurabilityMemory
 	p := mustOpen(t, storage, options)

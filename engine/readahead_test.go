@@ -7,15 +7,19 @@ import (
 	"github.com/whippetio/whippet/engine/enginetest"
 )
 
-// countingBackend counts the reads a partition submits.
+// countingBackend counts the reads and fdatasyncs a partition submits.
 type countingBackend struct {
 	memBackend
 	reads int
+	syncs int
 }
 
 func (b *countingBackend) Submit(op *engine.Op) {
-	if op.Code == engine.OpRead {
+	switch op.Code {
+	case engine.OpRead:
 		b.reads++
+	case engine.OpSync:
+		b.syncs++
 	}
 	b.memBackend.Submit(op)
 }
