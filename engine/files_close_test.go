@@ -18,21 +18,7 @@ import (
 func TestFileTableEvictionCloseError(t *testing.T) {
 	mem := enginetest.NewMemStorage(testSeed(t))
 	backend := newTableBackend(t, mem, 1)
-	run := func(op *engine.Op) *engine.Op {
-		t.Helper()
-		op.Callback = func(*engine.Op) {}
-		backend.Submit(op)
-		backend.drain()
-		return op
-	}
-	open := func(path string) engine.File {
-		t.Helper()
-		op := run(&engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate})
-		if op.Err != nil {
-			t.Fatalf("open %s: %v", path, op.Err)
-		}
-		return engine.File(op.Result)
-	}
+	run, open := backend.run, backend.open
 	offsets := open("/d/offsets")
 	if op := run(&engine.Op{Code: engine.OpWrite, File: offsets, Buffer: []byte("stored offsets")}); op.Err != nil {
 		t.Fatalf("write: %v", op.Err)

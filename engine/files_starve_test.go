@@ -15,17 +15,7 @@ import (
 func TestFileTableNoStarvation(t *testing.T) {
 	mem := enginetest.NewMemStorage(testSeed(t))
 	backend := newTableBackend(t, mem, 1)
-	open := func(path string) engine.File {
-		t.Helper()
-		op := &engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate, Callback: func(*engine.Op) {}}
-		backend.Submit(op)
-		backend.drain()
-		if op.Err != nil {
-			t.Fatalf("open %s: %v", path, op.Err)
-		}
-		return engine.File(op.Result)
-	}
-	busy, other := open("/d/busy"), open("/d/other")
+	busy, other := backend.open("/d/busy"), backend.open("/d/other")
 	busyDone := 0
 	resubmit := func(op *engine.Op) {
 		if op.Err != nil {

@@ -27,6 +27,29 @@ func newTableBackend(t testing.TB, mem *enginetest.MemStorage, budget int) *tabl
 
 func (b *tableBackend) Submit(op *engine.Op) { b.table.Submit(op) }
 
+// run submits op, completes it and checks its callback ran once.
+func (b *tableBackend) run(op *engine.Op) *engine.Op {
+	b.t.Helper()
+	called := 0
+	op.Callback = func(*engine.Op) { called++ }
+	b.Submit(op)
+	b.drain()
+	if called != 1 {
+		b.t.Fatalf("op %d completed %d times", op.Code, called)
+	}
+	return op
+}
+
+// open creates or opens path through the table.
+func (b *tableBackend) open(path string) engine.File {
+	b.t.Helper()
+	op := b.run(&engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate})
+	if op.Err != nil {
+		b.t.Fatalf("open %s: %v", path, op.Err)
+	}
+	return engine.File(op.Result)
+}
+
 func (b *tableBackend) drain() {
 	for b.mem.Pending() > 0 || b.table.Pending() > 0 {
 		if b.mem.Run(1<<20)+b.table.Poll(1<<20) == 0 {
@@ -398,25 +421,7 @@ func TestFileTableOutOfDescriptors(t *testing.T) {
 func TestFileTableHandles(t *testing.T) {
 	mem := enginetest.NewMemStorage(testSeed(t))
 	backend := newTableBackend(t, mem, 1)
-	run := func(op *engine.Op) *engine.Op {
-		t.Helper()
-		called := 0
-		op.Callback = func(*engine.Op) { called++ }
-		backend.Submit(op)
-		backend.drain()
-		if called != 1 {
-			t.Fatalf("op %d completed %d times", op.Code, called)
-		}
-		return op
-	}
-	open := func(path string) engine.File {
-		t.Helper()
-		op := run(&engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate})
-		if op.Err != nil {
-			t.Fatalf("open %s: %v", path, op.Err)
-		}
-		return engine.File(op.Result)
-	}
+	run, open := backend.run, backend.open
 	write := func(file engine.File, data string) error {
 		return run(&engine.Op{Code: engine.OpWrite, File: file, Buffer: []byte(data)}).Err
 	}
