@@ -11,12 +11,7 @@ import (
 // markedCluster starts three in-process nodes with one partition holding
 // 20 messages, marked (applied mark persisted).
 func markedCluster(t *testing.T) (*memoryNet, []*clusterTestNode) {
-	memory := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-	}
+	memory, nodes := startMemoryCluster(t)
 	nodes[0].setup(t, 1)
 	checkSame(t, nodes, 1, 0)
 	for i := range 20 {

@@ -227,12 +227,7 @@ func memoryTransport(net *memoryNet, node int) func(*Cluster) ClusterTransport {
 // up.
 func TestClusterPartitionReplicates(t *testing.T) {
 	const partitions = 3
-	memory := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-	}
+	memory, nodes := startMemoryCluster(t)
 	nodes[1].setup(t, partitions) // through the metadata group: every node creates them
 	checkSame(t, nodes, partitions, 0)
 	for round := range 4 {
@@ -289,12 +284,7 @@ func TestClusterPartitionStateTransfer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two restarts behind a long log take seconds")
 	}
-	memory := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-	}
+	memory, nodes := startMemoryCluster(t)
 	nodes[0].setup(t, 1)
 	checkSame(t, nodes, 1, 0)
 	key := PartitionKey{Stream: 0, Topic: 0, Partition: 0}
@@ -367,12 +357,7 @@ func TestClusterPartitionOverClusterNet(t *testing.T) {
 // its partitions' groups and removes their journals on every node, and
 // that a topic created again in its place replicates from a fresh log.
 func TestClusterPartitionDeleteRecreate(t *testing.T) {
-	memory := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-	}
+	_, nodes := startMemoryCluster(t)
 	nodes[0].setup(t, 1)
 	checkSame(t, nodes, 1, 0)
 	nodes[1].send(t, 0, "before")
@@ -403,4 +388,17 @@ func waitJournalsGone(t *testing.T, nodes []*clusterTestNode, key PartitionKey, 
 			}
 		}
 	}
+}
+
+// startMemoryCluster starts three in-process cluster nodes joined by one
+// in-memory network, each under its own directory.
+func startMemoryCluster(t *testing.T) (*memoryNet, []*clusterTestNode) {
+	t.Helper()
+	memory := newMemoryNet(3)
+	base := t.TempDir()
+	nodes := make([]*clusterTestNode, 3)
+	for i := range nodes {
+		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
+	}
+	return memory, nodes
 }

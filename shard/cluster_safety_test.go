@@ -62,12 +62,7 @@ func TestClusterWipedBackupKeepsAck(t *testing.T) {
 // the nodes that create them, so they start without waiting for the
 // missing node), and the missing node, back, catches up.
 func TestClusterCreateTopicWithNodeDown(t *testing.T) {
-	memory := newMemoryNet(3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), memoryTransport(memory, i))
-	}
+	memory, nodes := startMemoryCluster(t)
 	nodes[0].write(t, wire.OperationCreateStream, &wire.CreateStream{Name: "s"})
 	memory.setUp(2, false)
 	nodes[2].stop()
