@@ -238,8 +238,8 @@ func (c *Cache) evict() {
 // the rest lie within the share and unmaps the pages above it. The shard
 // calls it from its tick as well, so an idle shard gives back too.
 func (c *Cache) Trim() {
-	// The claimed total, not the pressure flag: a release's store of false
-	// may land after a concurrent claim's store of true.
+	// The budget is under pressure while the claimed total is past the
+	// limit.
 	if c.capacityBytes <= c.fairBytes || c.budget.usedBytes.Load() <= c.budget.limitBytes {
 		return
 	}
