@@ -125,11 +125,7 @@ func (t *FileTable) wantDescriptor(slot int32) {
 // makeRoom evicts idle files until the evictions in flight cover the
 // starved slots.
 func (t *FileTable) makeRoom() {
-	need := len(t.starved) - t.starvedNext
-	if !t.exhausted {
-		need -= t.options.OpenMax - t.held
-	}
-	for t.closing < need && t.lruTail != 0 {
+	for t.roomShort() && t.lruTail != 0 {
 		t.evict(t.lruTail)
 	}
 }
@@ -301,11 +297,7 @@ func (t *FileTable) idle(slot int32) {
 	if s.detached {
 		return // the path is gone: kept open until the handle closes
 	}
-	need := len(t.starved) - t.starvedNext
-	if !t.exhausted {
-		need -= t.options.OpenMax - t.held
-	}
-	if t.closing < need {
+	if t.roomShort() {
 		t.evict(slot)
 		return
 	}
