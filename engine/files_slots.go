@@ -342,10 +342,7 @@ func (t *FileTable) closeDone(w *fileOp) {
 	if outer == nil {
 		t.closing--
 		if err != nil {
-			t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
-			if s.lost == nil {
-				s.lost = err
-			}
+			t.evictFailed(s, err)
 		}
 		if w := s.waitHead; w != nil && w.next == nil && w.outer.Code == OpClose {
 			t.dequeue(slot) // the handle closed while its file was being evicted
@@ -368,6 +365,15 @@ func (t *FileTable) closeDone(w *fileOp) {
 	t.serveStarved()
 	outer.Result, outer.Err = 0, err
 	outer.Callback(outer)
+}
+
+// evictFailed keeps the error of an eviction's close: the handle's next
+// fdatasync reports it.
+func (t *FileTable) evictFailed(s *fileSlot, err error) {
+	t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
+	if s.lost == nil {
+		s.lost = err
+	}
 }
 
 // pathChanged keeps handles on the right paths after a removal or rename.
