@@ -144,7 +144,7 @@ func (c *Cache) reserve(length int) (int, bool) {
 			if c.head+length > c.capacityBytes {
 				c.grow(c.head + length)
 			}
-			if c.head+length <= c.usableBytes() {
+			if c.head+length <= c.capacityBytes {
 				return c.head, true
 			}
 			if c.empty() {
@@ -155,16 +155,13 @@ func (c *Cache) reserve(length int) (int, bool) {
 		for c.wrapped() && c.head+length > c.entries[c.sequenceTail%uint64(len(c.entries))].at {
 			c.evict()
 		}
-		if c.wrapped() || c.head+length <= c.usableBytes() {
+		if c.wrapped() || c.head+length <= c.capacityBytes {
 			return c.head, true
 		}
 	}
 	invariant.Assert(false, "a reserve settles within three passes")
 	return 0, false
 }
-
-// usableBytes is the part of the arena records may go in.
-func (c *Cache) usableBytes() int { return c.capacityBytes }
 
 func (c *Cache) readyBytes() int {
 	if c.arena == nil {
@@ -181,29 +178,29 @@ func (c *Cache) wrapped() bool {
 	return !c.empty() && c.entries[c.sequenceTail%uint64(len(c.entries))].at >= c.head
 }
 
-// grow claims arena up to at least needBytes; unwrapped only.
-func (c *Cache) grow(needBytes int) bool {
+// grow claims arena up to at least needBytes when the budget grants it
+// (the caller checks the capacity); unwrapped only.
+func (c *Cache) grow(needBytes int) {
 	invariant.Assert(!c.wrapped(), "only an unwrapped arena grows")
 	chunk := int(c.budget.chunkBytes)
 	capacity := (needBytes + chunk - 1) / chunk * chunk
 	if int64(capacity) > c.budget.limitBytes {
-		return false
+		return
 	}
 	if c.arena == nil {
 		arena, err := mapArena(int(c.budget.limitBytes), c.ahead)
 		if err != nil {
 			c.failed = true
-			return false
+			return
 		}
 		c.arena = arena
 	}
 	// Claim a lead beyond the need when the budget has it, so the
 	// populator works ahead of the copies.
 	ahead := min(capacity+cachePopulateLeadBytes, int(c.budget.limitBytes))
-	if !c.claim(ahead) && !c.claim(capacity) {
-		return false
+	if !c.claim(ahead) {
+		c.claim(capacity)
 	}
-	return true
 }
 
 // claim grows the capacity to capacityBytes if the budget grants it.
@@ -238,8 +235,8 @@ func (c *Cache) evict() {
 // the rest lie within the share and unmaps the pages above it. The shard
 // calls it from its tick as well, so an idle shard gives back too.
 func (c *Cache) Trim() {
-	// The claimed total, not the pressure flag: a release's store of false
-	// may land after a concurrent claim's store of true.
+	// The budget is under pressure while the claimed total is past the
+	// limit.
 	if c.capacityBytes <= c.fairBytes || c.budget.usedBytes.Load() <= c.budget.limitBytes {
 		return
 	}

@@ -27,7 +27,6 @@ type CacheBudget struct {
 	limitBytes int64
 	chunkBytes int64
 	usedBytes  atomic.Int64
-	pressure   atomic.Bool
 }
 
 // NewCacheBudget returns a budget of limitBytes, rounded down to whole
@@ -68,9 +67,6 @@ func (b *CacheBudget) claim(bytes int64, ownBytes int64, fairBytes int64) bool {
 			return false
 		}
 		if b.usedBytes.CompareAndSwap(used, used+bytes) {
-			if !within {
-				b.pressure.Store(true)
-			}
 			return true
 		}
 	}
@@ -80,9 +76,6 @@ func (b *CacheBudget) claim(bytes int64, ownBytes int64, fairBytes int64) bool {
 func (b *CacheBudget) release(bytes int64) {
 	used := b.usedBytes.Add(-bytes)
 	invariant.Assert(used >= 0, "released bytes were claimed")
-	if used <= b.limitBytes {
-		b.pressure.Store(false)
-	}
 }
 
 // cacheArena is a cache's memory: one anonymous mapping outside the Go

@@ -21,8 +21,8 @@ func (c *Cache) holds() bool { return c.wake != nil && !c.failed }
 
 // hold takes a written journal and returns the sequence of its first
 // batch, or false when the cache cannot reserve room for all of them
-// (the journal stays the caller's). records are its batches' byte ranges
-// in order; on success the cache frees data through release once copied.
+// (the journal stays the caller's). batches are its batches in order; on
+// success the cache frees data through release once copied.
 func (c *Cache) hold(data []byte, release func([]byte), batches []journalBatch) (uint64, bool) {
 	invariant.Assert(c.holds(), "a cache holds journals only with a wake function")
 	invariant.Assert(len(batches) > 0, "a held journal has batches")
@@ -56,12 +56,8 @@ func (c *Cache) hold(data []byte, release func([]byte), batches []journalBatch) 
 // journal stays its partition's. It does not move head back, so the
 // room they reserved is lost until the arena wraps.
 func (c *Cache) unhold(first uint64) (uint64, bool) {
-	for c.sequenceHead > first {
-		c.sequenceHead--
-		if c.sequenceTail > c.sequenceHead {
-			c.sequenceTail = c.sequenceHead
-		}
-	}
+	c.sequenceHead = first
+	c.sequenceTail = min(c.sequenceTail, first)
 	if c.empty() {
 		c.head, c.wrapEnd = 0, 0
 	}

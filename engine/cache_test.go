@@ -90,12 +90,12 @@ func TestCacheBudgetShared(t *testing.T) {
 			t.Fatalf("B refused record %d within its share while A holds %d", index, first.capacityBytes)
 		}
 	}
-	if !budget.pressure.Load() || budget.UsedBytes() <= budget.LimitBytes() {
-		t.Fatalf("claimed %d of %d, pressure %v: want B's share claimed past the limit", budget.UsedBytes(),
-			budget.LimitBytes(), budget.pressure.Load())
+	if budget.UsedBytes() <= budget.LimitBytes() {
+		t.Fatalf("claimed %d of %d: want B's share claimed past the limit", budget.UsedBytes(),
+			budget.LimitBytes())
 	}
 	first.Trim()
-	if first.capacityBytes != first.fairBytes || budget.UsedBytes() > budget.LimitBytes() || budget.pressure.Load() {
+	if first.capacityBytes != first.fairBytes || budget.UsedBytes() > budget.LimitBytes() {
 		t.Fatalf("after Trim A holds %d (share %d), claimed %d of %d", first.capacityBytes, first.fairBytes,
 			budget.UsedBytes(), budget.LimitBytes())
 	}
@@ -298,14 +298,9 @@ func TestCacheShareUnderOneChunk(t *testing.T) {
 }
 
 // TestCacheTrimFollowsTheClaims: a cache above its share gives back
-// whenever the caches hold more than the limit, whatever the pressure
-// flag says. The flag is stored after the atomic add it reflects, so a
-// release that brought the total under the limit can store false after
-// a concurrent claim past the limit stored true: the total stays past
-// the limit with the flag down, and nothing trimmed it. Method: the
-// interleaving's outcome, set up by hand: A holds the whole budget, B
-// claims its share past it, the flag is cleared as the lost store
-// leaves it; A's Trim must still shrink to its share.
+// whenever the caches hold more than the limit. Method: A holds the
+// whole budget, B claims its share past it; A's Trim must shrink to its
+// share.
 func TestCacheTrimFollowsTheClaims(t *testing.T) {
 	budget := NewCacheBudget(4 << 20)
 	first, second := NewCache(budget, 2), NewCache(budget, 2)
@@ -318,7 +313,6 @@ func TestCacheTrimFollowsTheClaims(t *testing.T) {
 	if _, ok := second.insert(record); !ok || budget.UsedBytes() <= budget.LimitBytes() {
 		t.Fatalf("B's claim past the limit refused (claimed %d)", budget.UsedBytes())
 	}
-	budget.pressure.Store(false) // a release's store landing after B's
 	first.Trim()
 	if first.capacityBytes > first.fairBytes || budget.UsedBytes() > budget.LimitBytes() {
 		t.Fatalf("after Trim A holds %d (share %d), claimed %d of %d", first.capacityBytes, first.fairBytes,

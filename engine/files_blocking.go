@@ -47,10 +47,7 @@ func (t *FileTable) closeNow(slot int32) {
 	s := &t.slots[slot]
 	t.lruRemove(slot)
 	if err := unix.Close(int(s.inner)); err != nil {
-		t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
-		if s.lost == nil {
-			s.lost = err // the handle's next fdatasync reports it
-		}
+		t.evictFailed(s, err)
 	}
 	s.state, s.inner = slotShut, 0
 	t.held--

@@ -125,11 +125,7 @@ func (t *FileTable) wantDescriptor(slot int32) {
 // makeRoom evicts idle files until the evictions in flight cover the
 // starved slots.
 func (t *FileTable) makeRoom() {
-	need := len(t.starved) - t.starvedNext
-	if !t.exhausted {
-		need -= t.options.OpenMax - t.held
-	}
-	for t.closing < need && t.lruTail != 0 {
+	for t.roomShort() && t.lruTail != 0 {
 		t.evict(t.lruTail)
 	}
 }
@@ -301,11 +297,7 @@ func (t *FileTable) idle(slot int32) {
 	if s.detached {
 		return // the path is gone: kept open until the handle closes
 	}
-	need := len(t.starved) - t.starvedNext
-	if !t.exhausted {
-		need -= t.options.OpenMax - t.held
-	}
-	if t.closing < need {
+	if t.roomShort() {
 		t.evict(slot)
 		return
 	}
@@ -350,10 +342,7 @@ func (t *FileTable) closeDone(w *fileOp) {
 	if outer == nil {
 		t.closing--
 		if err != nil {
-			t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
-			if s.lost == nil {
-				s.lost = err
-			}
+			t.evictFailed(s, err)
 		}
 		if w := s.waitHead; w != nil && w.next == nil && w.outer.Code == OpClose {
 			t.dequeue(slot) // the handle closed while its file was being evicted
@@ -376,6 +365,15 @@ func (t *FileTable) closeDone(w *fileOp) {
 	t.serveStarved()
 	outer.Result, outer.Err = 0, err
 	outer.Callback(outer)
+}
+
+// evictFailed keeps the error of an eviction's close: the handle's next
+// fdatasync reports it.
+func (t *FileTable) evictFailed(s *fileSlot, err error) {
+	t.logger.Warn("closing an idle file failed", "path", s.path, "error", err)
+	if s.lost == nil {
+		s.lost = err
+	}
 }
 
 // pathChanged keeps handles on the right paths after a removal or rename.
