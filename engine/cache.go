@@ -245,7 +245,7 @@ func (c *Cache) Trim() {
 
 func (c *Cache) shrink(capacityBytes int) {
 	invariant.Assert(capacityBytes%int(c.budget.chunkBytes) == 0, "a cache shrinks to whole chunks")
-	for !c.empty() && c.wrapped() && c.wrapEnd > capacityBytes {
+	for c.wrapped() && c.wrapEnd > capacityBytes {
 		c.evict()
 	}
 	for !c.empty() && !c.wrapped() && c.head > capacityBytes {

@@ -178,9 +178,8 @@ func NewFileTable(inner Storage, options FileTableOptions) *FileTable {
 	}
 	return &FileTable{
 		inner: inner, options: options, logger: logger,
-		slots:   make([]fileSlot, 1, 64),
-		paths:   make(map[string]int32),
-		lruHead: 0, lruTail: 0,
+		slots: make([]fileSlot, 1, 64),
+		paths: make(map[string]int32),
 		ready: make([]*Op, 0, 64), delivering: make([]*Op, 0, 64),
 	}
 }

@@ -173,12 +173,7 @@ func (p *Partition) Append(op *AppendOp) error {
 	if count > 0 {
 		length := int(batchLength(stored))
 		stampBatch(stored[:length], p.options.PartitionID, p.offsetNext, timestamp)
-		buffer.batches = append(buffer.batches, journalBatch{
-			offsetFirst: p.offsetNext, count: count, timestamp: timestamp, at: buffer.used, length: length,
-		})
-		buffer.used += length
-		p.offsetNext += uint64(count)
-		p.timestampLast = timestamp
+		p.journal(buffer, length, count, timestamp)
 	}
 	if p.options.Durability == DurabilityMemory || count == 0 {
 		if p.options.Durability == DurabilityMemory {
@@ -191,6 +186,18 @@ func (p *Partition) Append(op *AppendOp) error {
 	buffer.ops = append(buffer.ops, op)
 	p.startFlush()
 	return nil
+}
+
+// journal records the stamped batch of length bytes at buffer's used end,
+// holding count messages from the next offset, and moves the partition's
+// next offset and last timestamp past it.
+func (p *Partition) journal(buffer *writeBuffer, length int, count uint32, timestamp uint64) {
+	buffer.batches = append(buffer.batches, journalBatch{
+		offsetFirst: p.offsetNext, count: count, timestamp: timestamp, at: buffer.used, length: length,
+	})
+	buffer.used += length
+	p.offsetNext += uint64(count)
+	p.timestampLast = timestamp
 }
 
 // admit checks record's layout. Without a dedup window it first copies

@@ -126,14 +126,9 @@ func (p *Partition) appendPieces(op *AppendOp) error {
 		invariant.Assert(invalidBatch(stored) == "", "a pieced batch verifies")
 	}
 	count := batchMessageCount(stored)
-	buffer.batches = append(buffer.batches, journalBatch{
-		offsetFirst: p.offsetNext, count: count, timestamp: timestamp, at: at, length: len(record),
-	})
-	buffer.used += len(record)
-	buffer.ops = append(buffer.ops, op)
 	op.BaseOffset, op.Count, op.Err = p.offsetNext, count, nil
-	p.offsetNext += uint64(count)
-	p.timestampLast = timestamp
+	p.journal(buffer, len(record), count, timestamp)
+	buffer.ops = append(buffer.ops, op)
 	position, prefix := buffer.tail()
 	p.pending.reset(active, position, prefix)
 	p.pieced++
