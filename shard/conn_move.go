@@ -130,10 +130,7 @@ func (c *Conn) handOver() {
 	}
 	c.moveWanted = false
 	mover.movedOut(c)
-	invariant.Assert(sh.conns[c.slot] == c, "a moving connection owns its slot")
-	sh.conns[c.slot] = nil
-	sh.connsFree = append(sh.connsFree, c.slot)
-	sh.connCount.Add(-1)
+	sh.unplace(c)
 	target.connCount.Add(1)
 	sh.movesOut.Add(1)
 	bump(&sh.stats.connsMovedOut, 1)
