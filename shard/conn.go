@@ -169,16 +169,22 @@ func (c *Conn) startSend() {
 	if c.sendOffset == 0 && c.sendJoined == nil {
 		c.join()
 	}
-	front := c.sendQueue[c.sendHead].buf
-	if c.sendJoined != nil {
-		front = c.sendJoined
-	}
+	front := c.sending()
 	invariant.Assert(c.sendOffset < len(front), "a queued buffer has bytes to send")
 	if err := c.shard.backend.Send(c.fd, front[c.sendOffset:], c.token(tokenSend)); err != nil {
 		c.shard.fail(err)
 		return
 	}
 	c.sendArmed = true
+}
+
+// sending is the buffer the send in flight (or the next) goes out from:
+// the joined copy, or the front of the queue.
+func (c *Conn) sending() []byte {
+	if c.sendJoined != nil {
+		return c.sendJoined
+	}
+	return c.sendQueue[c.sendHead].buf
 }
 
 // join copies the small buffers at the front of the queue into one, so
@@ -188,12 +194,9 @@ func (c *Conn) startSend() {
 // send it saves.
 func (c *Conn) join() {
 	c.sendCovers = 1
-	total := 0
+	total := len(c.sendQueue[c.sendHead].buf)
 	for c.sendCovers < c.sendLen {
 		size := len(c.sendQueue[(c.sendHead+c.sendCovers)%sendQueueLenMax].buf)
-		if total == 0 {
-			total = len(c.sendQueue[c.sendHead].buf)
-		}
 		if total+size > sendJoinBytesMax {
 			break
 		}
@@ -214,8 +217,9 @@ func (c *Conn) join() {
 }
 
 // sent drops the buffers a completed send covered, freeing the in-flight
-// slots of the replies among them.
-func (c *Conn) sent() {
+// slots of the replies among them, and returns how many of them were not
+// replies (a peer link's messages): its handler hears of each one.
+func (c *Conn) sent() (nonReplies int) {
 	if c.sendJoined != nil {
 		c.shard.Release(c.sendJoined)
 		c.sendJoined = nil
@@ -228,21 +232,12 @@ func (c *Conn) sent() {
 		c.shard.Release(front.buf)
 		if front.reply {
 			c.replySent()
+		} else {
+			nonReplies++
 		}
 	}
 	c.sendOffset, c.sendCovers = 0, 0
-}
-
-// nonReplies counts the buffers of the send that just completed that are
-// not replies (a peer link's messages): its handler hears of each one.
-func (c *Conn) nonReplies() int {
-	count := 0
-	for index := range c.sendCovers {
-		if !c.sendQueue[(c.sendHead+index)%sendQueueLenMax].reply {
-			count++
-		}
-	}
-	return count
+	return nonReplies
 }
 
 func (c *Conn) onSend(completion Completion) {
@@ -255,17 +250,13 @@ func (c *Conn) onSend(completion Completion) {
 	}
 	c.sendOffset += completion.Result
 	bump(&c.shard.stats.bytesOut, completion.Result)
-	length := len(c.sendQueue[c.sendHead].buf)
-	if c.sendJoined != nil {
-		length = len(c.sendJoined)
-	}
+	length := len(c.sending())
 	invariant.Assert(c.sendOffset <= length, "send never exceeds its buffer")
 	notify := 0
 	if c.sendOffset < length {
 		bump(&c.shard.stats.sendsPartial, 1)
 	} else {
-		notify = c.nonReplies()
-		c.sent()
+		notify = c.sent()
 	}
 	switch {
 	case c.state >= connClosing:

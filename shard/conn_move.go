@@ -84,12 +84,10 @@ func (c *Conn) quiescent() bool {
 // cancels the armed receive, whose final completion hands the connection
 // over (onRecvEnded), or hands it over now when none is armed.
 func (c *Conn) tryMove() {
-	sh := c.shard
-	if !c.moveWanted || c.moving || !c.quiescent() || sh.stopping || sh.runtime.stopRequested.Load() {
+	if !c.moveWanted || c.moving || !c.quiescent() {
 		return
 	}
-	mover, ok := c.handler.(connMover)
-	if !ok || !mover.movable(c) {
+	if _, ok := c.leavable(); !ok {
 		return
 	}
 	if !c.recvArmed {
@@ -100,6 +98,21 @@ func (c *Conn) tryMove() {
 	c.cancelRecv()
 }
 
+// leavable returns the connection's Handler when it and the shard let the
+// connection leave now: the Handler moves connections and agrees, and the
+// shard is not stopping.
+func (c *Conn) leavable() (connMover, bool) {
+	sh := c.shard
+	if sh.stopping || sh.runtime.stopRequested.Load() {
+		return nil, false
+	}
+	mover, ok := c.handler.(connMover)
+	if !ok || !mover.movable(c) {
+		return nil, false
+	}
+	return mover, true
+}
+
 // handOver gives the quiescent connection, with no receive armed, to the
 // target shard; where that cannot be done now it reads on here and the
 // move waits for the next quiescent moment.
@@ -108,9 +121,8 @@ func (c *Conn) handOver() {
 	invariant.Assert(!c.recvArmed, "a connection moves with no receive armed")
 	invariant.Assert(c.quiescent(), "a connection moves only when quiescent")
 	target := sh.runtime.shards[c.moveTarget]
-	mover, ok := c.handler.(connMover)
-	refused := !ok || !mover.movable(c) || sh.stopping || sh.runtime.stopRequested.Load() ||
-		target.connCount.Load() >= connectionsPerShardMax ||
+	mover, ok := c.leavable()
+	refused := !ok || target.connCount.Load() >= connectionsPerShardMax ||
 		sh.outbox[target.id].Len() >= sh.outbox[target.id].Cap()
 	if refused {
 		c.rearm()
@@ -118,10 +130,7 @@ func (c *Conn) handOver() {
 	}
 	c.moveWanted = false
 	mover.movedOut(c)
-	invariant.Assert(sh.conns[c.slot] == c, "a moving connection owns its slot")
-	sh.conns[c.slot] = nil
-	sh.connsFree = append(sh.connsFree, c.slot)
-	sh.connCount.Add(-1)
+	sh.unplace(c)
 	target.connCount.Add(1)
 	sh.movesOut.Add(1)
 	bump(&sh.stats.connsMovedOut, 1)

@@ -153,11 +153,12 @@ func (ds *DataShard) pollDone(op *DataOp) {
 	op.Out, op.Messages, op.NeedBytes, op.Err = poll.Out, poll.Messages, poll.NeedBytes, poll.Err
 	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
 	poll.Out = nil
-	if p := ds.partitions[op.Key]; p != nil && p.cluster != nil && op.AutoCommit && op.Err == nil && op.Messages > 0 &&
-		p.state == partitionOpen {
+	if ds.data.cluster != nil && op.AutoCommit && op.Err == nil && op.Messages > 0 {
 		// Every replica stores the offset; the poll answers once it applied here.
-		p.cluster.submitOffset(op, partitionOpStoreOffset, op.OffsetLast)
-		return
+		if p := ds.partitions[op.Key]; p != nil && p.cluster != nil && p.state == partitionOpen {
+			p.cluster.submitOffset(op, partitionOpStoreOffset, op.OffsetLast)
+			return
+		}
 	}
 	ds.complete(op)
 }

@@ -36,9 +36,12 @@ import (
 // Files the engine sees are the table's handles, and the descriptors
 // behind them are opened, closed and reopened as the table decides.
 type Storage struct {
-	files   *engine.FileTable
-	shard   *Shard
-	direct  *engine.DirectStorage
+	files  *engine.FileTable
+	shard  *Shard
+	direct *engine.DirectStorage
+	// kicker is the shard's backend when it can submit before the turn's
+	// Wait (io_uring), else nil.
+	kicker  submitter
 	free    []*storageOp
 	waiting []*storageOp // refused with ErrFileOpsFull, in submission order
 	failed  []*storageOp // refused by a closed backend, to complete next turn
@@ -66,6 +69,7 @@ type storageOp struct {
 // open; call it on sh's thread.
 func NewStorage(sh *Shard, openFilesMax int) *Storage {
 	s := &Storage{shard: sh, direct: engine.NewDirectStorage()}
+	s.kicker, _ = sh.backend.(submitter)
 	s.deliverFn = func(time.Time) { s.deliver() }
 	s.files = engine.NewFileTable(descriptorStorage{s}, engine.FileTableOptions{
 		OpenMax: openFilesMax, Wake: s.arm, Logger: sh.logger.With("shard", sh.id)})
@@ -115,18 +119,15 @@ type submitter interface{ Submit() error }
 
 // Kicks reports whether Kick starts file ops before the turn ends
 // (engine.Kicker).
-func (s *Storage) Kicks() bool {
-	_, ok := s.shard.backend.(submitter)
-	return ok
-}
+func (s *Storage) Kicks() bool { return s.kicker != nil }
 
 // Kick submits the file ops started so far without waiting, so a
 // partition's write runs while the turn goes on (engine.Kicker).
 func (s *Storage) Kick() {
-	if backend, ok := s.shard.backend.(submitter); ok {
+	if s.kicker != nil {
 		// A refused submit (a full completion queue) leaves the ops
 		// queued: the turn's Wait submits them, as without Kick.
-		_ = backend.Submit()
+		_ = s.kicker.Submit()
 	}
 }
 

@@ -45,10 +45,11 @@ func (sh *Shard) waitTimeout(work int) time.Duration {
 	if deadline, ok := sh.timers.next(); ok {
 		// A turn that did nothing before its Wait still has the clock
 		// it read at its start.
-		until := max(deadline.Sub(sh.clock), 0)
+		now := sh.clock
 		if work > 0 {
-			until = max(time.Until(deadline), 0)
+			now = time.Now()
 		}
+		until := max(deadline.Sub(now), 0)
 		if timeout < 0 || until < timeout {
 			timeout = until
 		}

@@ -245,11 +245,16 @@ func (sh *Shard) adoptWith(fd int, peer bool, attach any) {
 }
 
 func (sh *Shard) freeConn(conn *Conn) {
-	invariant.Assert(sh.conns[conn.slot] == conn, "freed connection owns its slot")
+	sh.unplace(conn)
+	bump(&sh.stats.connsClosed, 1)
+}
+
+// unplace frees conn's slot (place's reverse) as it closes or leaves.
+func (sh *Shard) unplace(conn *Conn) {
+	invariant.Assert(sh.conns[conn.slot] == conn, "a leaving connection owns its slot")
 	sh.conns[conn.slot] = nil
 	sh.connsFree = append(sh.connsFree, conn.slot)
 	sh.connCount.Add(-1)
-	bump(&sh.stats.connsClosed, 1)
 }
 
 // fail stops the runtime after an error the shard cannot recover from (a
