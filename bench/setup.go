@@ -68,13 +68,9 @@ func existingTarget(ctx context.Context, admin *client.Client, index int) (targe
 // with its topic.
 func createTarget(ctx context.Context, admin *client.Client, config *Config, index int) (target, error) {
 	name := StreamName(index)
-	err := admin.DeleteStream(ctx, wire.NamedID(name))
-	if err != nil && client.StatusOf(err) != wire.StatusStreamIDNotFound && client.StatusOf(err) != wire.StatusResourceNotFound {
-		return target{}, fmt.Errorf("bench: delete stream %s: %w", name, err)
-	}
-	stream, err := admin.CreateStream(ctx, name, nil)
+	stream, err := freshStream(ctx, admin, name)
 	if err != nil {
-		return target{}, fmt.Errorf("bench: create stream %s: %w", name, err)
+		return target{}, err
 	}
 	topic, err := admin.CreateTopic(ctx, &wire.CreateTopic{Stream: wire.NumericID(stream.ID),
 		PartitionsCount: uint32(config.Partitions), Name: TopicName, Options: topicOptions(config)})
@@ -82,6 +78,20 @@ func createTarget(ctx context.Context, admin *client.Client, config *Config, ind
 		return target{}, fmt.Errorf("bench: create topic of %s: %w", name, err)
 	}
 	return target{stream: wire.NumericID(stream.ID), topic: wire.NumericID(topic.ID)}, nil
+}
+
+// freshStream deletes the stream named name if it exists and creates it
+// anew, empty.
+func freshStream(ctx context.Context, admin *client.Client, name string) (*wire.StreamInfo, error) {
+	err := admin.DeleteStream(ctx, wire.NamedID(name))
+	if err != nil && client.StatusOf(err) != wire.StatusStreamIDNotFound && client.StatusOf(err) != wire.StatusResourceNotFound {
+		return nil, fmt.Errorf("bench: delete stream %s: %w", name, err)
+	}
+	stream, err := admin.CreateStream(ctx, name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: create stream %s: %w", name, err)
+	}
+	return stream, nil
 }
 
 // prepareGroups finds or creates each consumer group by name.

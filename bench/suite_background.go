@@ -156,13 +156,9 @@ func (b *background) createPartitions(ctx context.Context, count int) error {
 	if count == 0 {
 		return nil
 	}
-	err := b.admin.DeleteStream(ctx, wire.NamedID(BackgroundStreamName))
-	if err != nil && client.StatusOf(err) != wire.StatusStreamIDNotFound && client.StatusOf(err) != wire.StatusResourceNotFound {
-		return fmt.Errorf("bench: delete stream %s: %w", BackgroundStreamName, err)
-	}
-	stream, err := b.admin.CreateStream(ctx, BackgroundStreamName, nil)
+	stream, err := freshStream(ctx, b.admin, BackgroundStreamName)
 	if err != nil {
-		return fmt.Errorf("bench: create stream %s: %w", BackgroundStreamName, err)
+		return err
 	}
 	for topic := 0; count > 0; topic++ {
 		partitions := min(count, backgroundTopicPartitionsMax)

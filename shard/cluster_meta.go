@@ -247,15 +247,6 @@ func (m *metaPlane) clusterSecret() []byte {
 	return binary.LittleEndian.AppendUint64([]byte(options.ClusterName), options.Cluster.Options().Cluster)
 }
 
-// purgesHere reports whether this node runs the data-plane purge that
-// follows a purge command: every node does. In cluster mode a partition's
-// purge is an entry of the partition's own log (ordered among its appends)
-// that every node proposes when it applies the command, naming the topic's
-// purge generation; the first to commit purges every replica and the
-// others are duplicates the partitions skip, so the purge survives the
-// loss of the proposing node and runs once.
-func (m *metaPlane) purgesHere(*call) bool { return true }
-
 // waits reports whether a call must wait for the plane to open: for the
 // store, and in cluster mode for the metadata group too, because a write
 // run before it would change this node's state alone.

@@ -135,12 +135,14 @@ func (m *metaPlane) answerFromState(c *call, command *metadata.Command) bool {
 		info := m.front.streamInfo(view.stream(stream.ID))
 		c.payload = &info
 	case metadata.CreateTopic:
-		stream := view.stream(command.StreamID)
-		if stream == nil || stream.TopicByName(command.Name) == nil ||
-			stream.TopicByName(command.Name).CreatedAt != command.CreatedAt {
+		var topic *metadata.Topic
+		if stream := view.stream(command.StreamID); stream != nil {
+			topic = stream.TopicByName(command.Name)
+		}
+		if topic == nil || topic.CreatedAt != command.CreatedAt {
 			return false
 		}
-		c.payload = m.front.topicDetails(command.StreamID, stream.TopicByName(command.Name))
+		c.payload = m.front.topicDetails(command.StreamID, topic)
 	case metadata.CreateUser:
 		user := state.UserByName(command.Name)
 		if user == nil || user.CreatedAt != command.CreatedAt {

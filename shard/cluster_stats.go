@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"log/slog"
 	"slices"
 	"sync"
@@ -114,17 +115,12 @@ func (s *ClusterStats) Groups() []ClusterGroupStats {
 	for _, groups := range s.shards {
 		all = append(all, groups...)
 	}
-	slices.SortFunc(all, func(a, b ClusterGroupStats) int {
-		switch {
-		case a.Group < b.Group:
-			return -1
-		case a.Group > b.Group:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, byGroup)
 	return all
 }
+
+// byGroup orders group samples by group id.
+func byGroup(a, b ClusterGroupStats) int { return cmp.Compare(a.Group, b.Group) }
 
 // PrimaryChanges counts the primary changes the samples saw; any thread.
 func (s *ClusterStats) PrimaryChanges() uint64 {
@@ -166,12 +162,7 @@ func (ss *shardSampler) sample() {
 		}
 		groups = append(groups, groupStats(id, ss.shard.ID(), g.replica))
 	}
-	slices.SortFunc(groups, func(a, b ClusterGroupStats) int {
-		if a.Group < b.Group {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(groups, byGroup)
 	changes := ss.logChanges(groups)
 	ss.stats.mu.Lock()
 	ss.spare = ss.stats.shards[ss.shard.ID()]

@@ -145,13 +145,7 @@ func (m *metaPlane) checkRoot() {
 		return
 	}
 	options := &m.front.server.options
-	var root *metadata.User
-	for _, user := range m.store.State().Users {
-		if user != nil && user.ID == 0 {
-			root = user
-			break
-		}
-	}
+	root := m.store.State().User(0)
 	if root == nil {
 		return
 	}

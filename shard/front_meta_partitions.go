@@ -30,10 +30,13 @@ func (m *metaPlane) afterPartitions(c *call, command *metadata.Command, result m
 		kind = DataRetention
 		c.ranges = []topicRange{m.topicRange(command.StreamID, view.stream(command.StreamID).Topics[command.TopicID])}
 	default:
+		// Every node runs the purge. In cluster mode a partition's purge is
+		// an entry of the partition's own log (ordered among its appends)
+		// that every node proposes when it applies the command, naming the
+		// topic's purge generation; the first to commit purges every
+		// replica and the others are duplicates the partitions skip, so the
+		// purge survives the loss of the proposing node and runs once.
 		kind = DataPurge
-		if !m.purgesHere(c) {
-			c.ranges = nil
-		}
 	}
 	m.rebalanceTopics(command, view)
 	if command.Kind == metadata.CreateTopic {

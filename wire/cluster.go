@@ -22,6 +22,25 @@ const (
 	NodeUnknown     NodeStatus = 5
 )
 
+// String names the role as the cluster views print it.
+func (r NodeRole) String() string {
+	if r == RoleLeader {
+		return "leader"
+	}
+	return "follower"
+}
+
+// String names the status as the cluster views print it; values outside
+// the table are "unknown".
+func (s NodeStatus) String() string {
+	names := [...]string{NodeHealthy: "healthy", NodeStarting: "starting", NodeStopping: "stopping",
+		NodeUnreachable: "unreachable", NodeMaintenance: "maintenance", NodeUnknown: "unknown"}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return "unknown"
+}
+
 // ClusterNode is one roster entry (§11).
 type ClusterNode struct {
 	Name          string

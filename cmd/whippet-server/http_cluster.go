@@ -42,34 +42,11 @@ type clusterNodeJSON struct {
 func clusterJSON(metadata *wire.ClusterMetadata) map[string]any {
 	nodes := make([]clusterNodeJSON, len(metadata.Nodes))
 	for i, node := range metadata.Nodes {
-		nodes[i] = clusterNodeJSON{Name: node.Name, IP: node.IP, Role: roleName(node.Role), Status: statusName(node.Status),
+		nodes[i] = clusterNodeJSON{Name: node.Name, IP: node.IP, Role: node.Role.String(), Status: node.Status.String(),
 			Endpoints: map[string]int{"tcp": int(node.TCPPort), "quic": int(node.QUICPort), "http": int(node.HTTPPort),
 				"websocket": int(node.WebSocketPort)}}
 	}
 	return map[string]any{"name": metadata.Name, "nodes": nodes}
-}
-
-func roleName(role wire.NodeRole) string {
-	if role == wire.RoleLeader {
-		return "leader"
-	}
-	return "follower"
-}
-
-func statusName(status wire.NodeStatus) string {
-	switch status {
-	case wire.NodeHealthy:
-		return "healthy"
-	case wire.NodeStarting:
-		return "starting"
-	case wire.NodeStopping:
-		return "stopping"
-	case wire.NodeUnreachable:
-		return "unreachable"
-	case wire.NodeMaintenance:
-		return "maintenance"
-	}
-	return "unknown"
 }
 
 var (

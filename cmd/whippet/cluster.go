@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whippetio/whippet/client"
-	"github.com/whippetio/whippet/wire"
 )
 
 type clusterNodeView struct {
@@ -35,27 +34,11 @@ func (a *app) clusterCommand() *cobra.Command {
 			for i, node := range metadata.Nodes {
 				view.Nodes[i] = clusterNodeView{Name: node.Name,
 					Address: net.JoinHostPort(node.IP, strconv.Itoa(int(node.TCPPort))),
-					Role:    nodeRoleName(node.Role), Status: nodeStatusName(node.Status)}
+					Role:    node.Role.String(), Status: node.Status.String()}
 				row := view.Nodes[i]
 				t.rows = append(t.rows, []string{row.Name, row.Address, row.Role, row.Status})
 			}
 			return a.emit(t)
 		})}
 	return group("cluster", "inspect the cluster", nil, metadata)
-}
-
-func nodeRoleName(role wire.NodeRole) string {
-	if role == wire.RoleLeader {
-		return "leader"
-	}
-	return "follower"
-}
-
-func nodeStatusName(status wire.NodeStatus) string {
-	names := [...]string{wire.NodeHealthy: "healthy", wire.NodeStarting: "starting", wire.NodeStopping: "stopping",
-		wire.NodeUnreachable: "unreachable", wire.NodeMaintenance: "maintenance", wire.NodeUnknown: "unknown"}
-	if int(status) < len(names) {
-		return names[status]
-	}
-	return "unknown"
 }
