@@ -68,6 +68,10 @@ const (
 
 	// dataStopWait is the longest single wait of a stopping shard's pump.
 	dataStopWait = 10 * time.Millisecond
+
+	// dataDrainAllBytes asks the cache to copy every held journal at once
+	// (no drain timer to spare).
+	dataDrainAllBytes = 1 << 62
 )
 
 // Message kinds of the data plane, in a range no other user of Shard.Send

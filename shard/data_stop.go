@@ -155,7 +155,7 @@ func (ds *DataShard) armDrain() {
 	}
 	id, err := ds.shard.Every(dataDrainPeriod, ds.drainFn)
 	if err != nil {
-		ds.cache.Drain(1 << 62) // no timer to spare: copy now
+		ds.cache.Drain(dataDrainAllBytes) // no timer to spare: copy now
 		return
 	}
 	ds.drainTimer = id
