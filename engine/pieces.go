@@ -3,9 +3,8 @@ package engine
 import (
 	"encoding/binary"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
 )
 
 // Writing a large batch in pieces. With the flush pipeline idle, a batch
@@ -22,13 +21,11 @@ import (
 // group write is. A crash between pieces leaves a header whose
 // batch_length overruns the file: recovery cuts it as a torn tail.
 
-// frameSums computes a batch checksum as wire does (§8.4): XXH3-64 over
-// the 44-byte header prefix (the five u64 fields before batch_checksum,
-// then message_count) followed by every frame's checksum field.
+// frameSums computes the stamped batch checksum of a record with wire's
+// incremental hasher (§8.4), from the header as stamped with the
+// partition id, base offset and timestamp, then every frame's checksum.
 type frameSums struct {
-	hasher xxh3.Hasher
-	bytes  [512]byte
-	count  int
+	hasher wire.BatchHasher
 	// touched keeps the look-ahead loads of touchAhead from being
 	// dropped by the compiler; its value means nothing.
 	touched byte
@@ -38,24 +35,15 @@ type frameSums struct {
 // offset and timestamp.
 func (s *frameSums) start(record []byte, partitionID uint32, offset, timestamp uint64) {
 	invariant.Assert(len(record) >= batchHeaderBytes, "summed record holds a header")
-	var prefix [batchChecksumAt + 4]byte
-	binary.LittleEndian.PutUint64(prefix[batchPartitionIDAt:], uint64(partitionID))
-	binary.LittleEndian.PutUint64(prefix[batchBaseOffsetAt:], offset)
-	binary.LittleEndian.PutUint64(prefix[batchBaseTimestampAt:], timestamp)
-	copy(prefix[batchOriginTimestampAt:batchChecksumAt], record[batchOriginTimestampAt:batchChecksumAt])
-	copy(prefix[batchChecksumAt:], record[batchMessageCountAt:batchMessageCountAt+4])
-	s.hasher.Reset()
-	s.count = 0
-	_, _ = s.hasher.Write(prefix[:]) // Hasher.Write never fails
+	var header [batchMessageCountAt + 4]byte
+	copy(header[:], record)
+	binary.LittleEndian.PutUint64(header[batchPartitionIDAt:], uint64(partitionID))
+	binary.LittleEndian.PutUint64(header[batchBaseOffsetAt:], offset)
+	binary.LittleEndian.PutUint64(header[batchBaseTimestampAt:], timestamp)
+	s.hasher.Start(header[:])
 }
 
-func (s *frameSums) add(frame []byte) {
-	if s.count == len(s.bytes) {
-		_, _ = s.hasher.Write(s.bytes[:]) // Hasher.Write never fails
-		s.count = 0
-	}
-	s.count += copy(s.bytes[s.count:], frame[frameChecksumAt:frameChecksumAt+8])
-}
+func (s *frameSums) add(frame []byte) { s.hasher.Add(frame) }
 
 // touchAhead loads the header of the frame walkAheadFrames past the one
 // at position, guessing that frames are as long as this one. The walk
@@ -71,11 +59,7 @@ func (s *frameSums) touchAhead(record []byte, position, length int) {
 	}
 }
 
-func (s *frameSums) sum() uint64 {
-	_, _ = s.hasher.Write(s.bytes[:s.count]) // Hasher.Write never fails
-	s.count = 0
-	return s.hasher.Sum64()
-}
+func (s *frameSums) sum() uint64 { return s.hasher.Sum64() }
 
 // piecesFit reports whether record is appended in pieces: the storage can
 // start a write within the turn, nothing is being written or waits to

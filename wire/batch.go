@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 
 	"github.com/whippetio/whippet/internal/invariant"
-	"github.com/zeebo/xxh3"
 )
 
 // Field offsets of the batch header (§8.2) and the message frame (§8.3).
@@ -134,108 +133,17 @@ func VerifyRecord(record []byte) (BatchHeader, error) {
 }
 
 func checkRecord(batch []byte, admission bool) (BatchHeader, error) {
-	var header BatchHeader
-	if _, err := header.Decode(batch); err != nil {
+	var validator BatchValidator
+	if len(batch) < BatchHeaderBytes {
+		return BatchHeader{}, &DecodeError{Need: BatchHeaderBytes, Have: len(batch), What: "batch header"}
+	}
+	if err := validator.Start(batch, len(batch), admission, nil); err != nil {
 		return BatchHeader{}, err
 	}
-	if header.BatchLength != uint64(len(batch)) {
-		return BatchHeader{}, &BatchError{Code: StatusInvalidMessagesSize, Offset: batchOffsetLength,
-			What: "batch length differs from the record"}
+	if err := validator.Advance(batch); err != nil {
+		return BatchHeader{}, err
 	}
-	if header.MessageCount == 0 {
-		return BatchHeader{}, &BatchError{Code: StatusInvalidMessagesCount, Offset: batchOffsetMessageCount,
-			What: "batch without messages"}
-	}
-	var hasher xxh3.Hasher
-	hashChecksumPrefix(&hasher, batch[:BatchHeaderBytes])
-	var sums checksumBuffer
-	position := BatchHeaderBytes
-	count := uint32(0)
-	deltaNext := uint64(0) // the smallest offset delta the next frame may carry
-	for position < len(batch) {
-		frameBytes, delta, err := validateFrame(batch, position)
-		if err != nil {
-			return BatchHeader{}, err
-		}
-		if uint64(delta) < deltaNext || (admission && delta != count) {
-			return BatchHeader{}, &BatchError{Code: StatusInvalidMessagesCount,
-				Offset: position + messageOffsetOffsetDelta, What: "offset delta out of sequence"}
-		}
-		deltaNext = uint64(delta) + 1
-		sums.add(&hasher, batch[position:position+8])
-		position += frameBytes
-		count++
-	}
-	if count != header.MessageCount {
-		return BatchHeader{}, &BatchError{Code: StatusInvalidMessagesCount, Offset: batchOffsetMessageCount,
-			What: "message count differs from the frames"}
-	}
-	sums.flush(&hasher)
-	if hasher.Sum64() != header.BatchChecksum {
-		return BatchHeader{}, &BatchError{Code: StatusInvalidBatchChecksum, Offset: batchOffsetChecksum,
-			What: "batch checksum mismatch"}
-	}
-	return header, nil
-}
-
-// validateFrame checks the frame at position and returns its length and
-// offset delta.
-func validateFrame(batch []byte, position int) (int, uint32, error) {
-	if len(batch)-position < MessageHeaderBytes {
-		return 0, 0, &BatchError{Code: StatusInvalidMessagesSize, Offset: position, What: "truncated message header"}
-	}
-	frame := batch[position:]
-	if binary.LittleEndian.Uint64(frame[messageOffsetReserved:]) != 0 {
-		return 0, 0, &BatchError{Code: StatusInvalidReservedField, Offset: position + messageOffsetReserved,
-			What: "message reserved bytes not zero"}
-	}
-	payloadBytes := binary.LittleEndian.Uint32(frame[messageOffsetPayloadLength:])
-	headersBytes := binary.LittleEndian.Uint32(frame[messageOffsetUserHeadersLength:])
-	if payloadBytes > PayloadBytesMax {
-		return 0, 0, &BatchError{Code: StatusTooBigMessagePayload, Offset: position + messageOffsetPayloadLength,
-			What: "payload above 64000000 bytes"}
-	}
-	if headersBytes > UserHeadersBytesMax {
-		return 0, 0, &BatchError{Code: StatusTooBigUserHeaders, Offset: position + messageOffsetUserHeadersLength,
-			What: "user headers above 100000 bytes"}
-	}
-	frameBytes := MessageHeaderBytes + int(payloadBytes) + int(headersBytes)
-	if frameBytes > len(frame) {
-		return 0, 0, &BatchError{Code: StatusInvalidMessagesSize, Offset: position, What: "message overruns the batch"}
-	}
-	if xxh3.Hash(frame[8:frameBytes]) != binary.LittleEndian.Uint64(frame) {
-		return 0, 0, &BatchError{Code: StatusInvalidMessageChecksum, Offset: position, What: "message checksum mismatch"}
-	}
-	return frameBytes, binary.LittleEndian.Uint32(frame[messageOffsetOffsetDelta:]), nil
-}
-
-// hashChecksumPrefix feeds the hasher the 44 bytes the batch checksum
-// starts with: the five u64 fields before batch_checksum, then
-// message_count, which follows the checksum in the header (§8.4).
-func hashChecksumPrefix(hasher *xxh3.Hasher, header []byte) {
-	var prefix [batchChecksumPrefixBytes]byte
-	copy(prefix[:batchOffsetChecksum], header[:batchOffsetChecksum])
-	copy(prefix[batchOffsetChecksum:], header[batchOffsetMessageCount:batchOffsetMessageCount+4])
-	_, _ = hasher.Write(prefix[:]) // Hasher.Write never fails
-}
-
-// checksumBuffer batches the 8-byte frame checksums into larger hasher
-// writes.
-type checksumBuffer struct {
-	bytes [512]byte
-	count int
-}
-
-func (b *checksumBuffer) add(hasher *xxh3.Hasher, sum []byte) {
-	if b.count == len(b.bytes) {
-		b.flush(hasher)
-	}
-	b.count += copy(b.bytes[b.count:], sum[:8])
-}
-
-func (b *checksumBuffer) flush(hasher *xxh3.Hasher) {
-	_, _ = hasher.Write(b.bytes[:b.count]) // Hasher.Write never fails
-	b.count = 0
+	return validator.Finish()
 }
 
 // BatchChecksum computes the batch checksum of a record whose frames are
@@ -243,16 +151,14 @@ func (b *checksumBuffer) flush(hasher *xxh3.Hasher) {
 // followed by every frame's checksum field.
 func BatchChecksum(batch []byte) uint64 {
 	invariant.Assert(len(batch) >= BatchHeaderBytes, "wire: batch shorter than its header")
-	var hasher xxh3.Hasher
-	hashChecksumPrefix(&hasher, batch[:BatchHeaderBytes])
-	var sums checksumBuffer
+	var hasher BatchHasher
+	hasher.Start(batch)
 	for position := BatchHeaderBytes; position < len(batch); {
 		header := readMessageHeader(batch[position:])
-		sums.add(&hasher, batch[position:position+8])
+		hasher.Add(batch[position:])
 		position += header.FrameBytes()
 		invariant.Assert(position <= len(batch), "wire: checksumming a batch whose frames overrun it")
 	}
-	sums.flush(&hasher)
 	return hasher.Sum64()
 }
 

@@ -67,16 +67,14 @@ func EncodeBatch(dst []byte, messages []OutgoingMessage) int {
 	}
 	header := BatchHeader{OriginTimestamp: origin, BatchLength: uint64(size), MessageCount: uint32(len(messages))}
 	header.Encode(dst)
-	var hasher xxh3.Hasher
-	hashChecksumPrefix(&hasher, dst[:BatchHeaderBytes])
-	var sums checksumBuffer
+	var hasher BatchHasher
+	hasher.Start(dst[:BatchHeaderBytes])
 	position := BatchHeaderBytes
 	for i := range messages {
 		frameBytes := encodeFrame(dst[position:], &messages[i], uint32(i), origin)
-		sums.add(&hasher, dst[position:position+8])
+		hasher.Add(dst[position:])
 		position += frameBytes
 	}
-	sums.flush(&hasher)
 	binary.LittleEndian.PutUint64(dst[batchOffsetChecksum:], hasher.Sum64())
 	invariant.Assert(position == size, "wire: batch frames differ from BatchBytes")
 	if invariant.Enabled {
@@ -176,13 +174,11 @@ func SliceBatchWithin(batch []byte, offsetFirst uint64, countMax uint32, recordB
 }
 
 func sliceChecksum(slice *BatchSlice) uint64 {
-	var hasher xxh3.Hasher
-	hashChecksumPrefix(&hasher, slice.Header[:BatchHeaderBytes])
-	var sums checksumBuffer
+	var hasher BatchHasher
+	hasher.Start(slice.Header[:BatchHeaderBytes])
 	for position := 0; position < len(slice.Frames); {
-		sums.add(&hasher, slice.Frames[position:position+8])
+		hasher.Add(slice.Frames[position:])
 		position += readMessageHeader(slice.Frames[position:]).FrameBytes()
 	}
-	sums.flush(&hasher)
 	return hasher.Sum64()
 }

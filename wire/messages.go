@@ -45,6 +45,32 @@ func (e *encoder) sendMetadata(stream, topic Identifier, partitioning Partitioni
 // Decode reads the body without copying the batch and without allocating.
 func (r *SendMessages) Decode(src []byte) (int, error) {
 	d := decoder{src: src}
+	r.decodeEnvelope(&d, len(src))
+	r.Batch = d.rest()
+	return d.finish()
+}
+
+// DecodePrefix reads the envelope of a body of bodyBytes bytes from its
+// first bytes, prefix, while the rest is still arriving: everything
+// Decode checks before the batch, the batch header's length and count
+// fields included. It returns the batch's position in the body and
+// leaves Batch nil. An error (a malformed envelope, or a prefix too
+// short to hold it and the batch header) means Decode of the whole body
+// would fail or cannot be foreseen yet.
+func (r *SendMessages) DecodePrefix(prefix []byte, bodyBytes int) (int, error) {
+	invariant.Assert(len(prefix) <= bodyBytes, "wire: a body prefix is not longer than the body")
+	d := decoder{src: prefix}
+	batchStart := r.decodeEnvelope(&d, bodyBytes)
+	r.Batch = nil
+	if d.err != nil {
+		return 0, d.err
+	}
+	return batchStart, nil
+}
+
+// decodeEnvelope reads the metadata and checks the batch header's length
+// and count against a body of bodyBytes; it returns the batch's position.
+func (r *SendMessages) decodeEnvelope(d *decoder, bodyBytes int) int {
 	metadataBytes := d.u32("metadata length")
 	start := d.pos
 	r.Stream = d.identifier("stream id")
@@ -61,14 +87,17 @@ func (r *SendMessages) Decode(src []byte) (int, error) {
 	if d.err == nil && d.remaining() < BatchHeaderBytes {
 		d.need(BatchHeaderBytes, "batch header")
 	}
-	r.Batch = d.rest()
-	if d.err == nil && binary.LittleEndian.Uint64(r.Batch[batchOffsetLength:]) != uint64(len(r.Batch)) {
+	if d.err != nil {
+		return batchStart
+	}
+	header := d.src[batchStart:]
+	if binary.LittleEndian.Uint64(header[batchOffsetLength:]) != uint64(bodyBytes-batchStart) {
 		d.failAt(batchStart+batchOffsetLength, "batch length differs from the rest of the body")
 	}
-	if d.err == nil && binary.LittleEndian.Uint32(r.Batch[batchOffsetMessageCount:]) != r.MessagesCount {
+	if d.err == nil && binary.LittleEndian.Uint32(header[batchOffsetMessageCount:]) != r.MessagesCount {
 		d.failAt(batchStart+batchOffsetMessageCount, "batch message count differs from the metadata")
 	}
-	return d.finish()
+	return batchStart
 }
 
 // OutgoingMessages is the SendMessages body as a producer builds it: the
