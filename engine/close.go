@@ -24,6 +24,7 @@ func (p *Partition) Close(done func(error)) {
 		done(p.fatal)
 		return
 	}
+	p.StreamAbort(p.stream.id)
 	p.state = stateClosing
 	p.closeDone = done
 	p.resume()

@@ -110,7 +110,12 @@
 // is copied while that write runs; its completion writes the rest. A
 // piece never holds a byte that changes later (the header is final), a
 // refused batch writes nothing, and the batch is indexed, visible, cached
-// and acknowledged only after its last piece, as a group is (pieces.go). A segment whose size reached SegmentBytes is
+// and acknowledged only after its last piece, as a group is (pieces.go).
+// A large batch may also be appended while its request still arrives
+// (StreamOpen, StreamFeed, StreamFinish; stream.go): data pieces after
+// its header block(s) are written as bytes arrive and are validated, the
+// header block(s) and the last data last, and no other append is
+// admitted meanwhile (ErrBusy). A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
 //
@@ -135,15 +140,19 @@
 //     the true durable end by less than that plus one write group; under
 //     written and memory durability every tail damage of the active
 //     segment is treated as torn.
-//  9. Bytes past a failed write are cut off before the next write, so an
-//     append that was refused never reappears at recovery; a file created
+//  9. Bytes past a failed write, or written by a stream that was dropped,
+//     are cut off before the next write, so an append that was refused
+//     never reappears at recovery; a stream's header is written only after
+//     every earlier piece of it completed; a file created
 //     by the engine (segment, offsets, metadata log) has its directory
 //     entry synced before anything written to it is acknowledged.
 //  5. A buffer handed to Storage is not written by the engine until its
 //     completion: the in-flight write buffer is never appended to (polls
 //     may read it); the pending one is. The one exception is the batch
 //     being written in pieces: within its Append, bytes are copied past
-//     the end of the first piece in flight, never inside it. A disk read trusts only bytes below
+//     the end of the first piece in flight, never inside it; likewise a
+//     streamed batch's bytes are copied past its data piece in flight and
+//     its header is stamped before the header block is written. A disk read trusts only bytes below
 //     the segment size at the moment it was issued, and so does a
 //     read-ahead (the bytes after a sequential consumer's last poll, read
 //     while its reply travels), which serves only a poll continuing the

@@ -64,6 +64,8 @@ func (p *Partition) flushCallback(op *Op) {
 		p.writeDone(op)
 	case flushSyncing:
 		p.syncDone(op)
+	case flushStreaming:
+		p.streamWriteDone(op)
 	case flushTruncating:
 		if op.Err != nil {
 			p.logger.Warn("truncating after a failed write failed; the next write overwrites", "error", op.Err)
@@ -218,7 +220,7 @@ func (p *Partition) Tick() {
 // idle reports whether no write, roll or index write is in flight and
 // nothing waits to be written.
 func (p *Partition) idle() bool {
-	return p.flushPhase == flushIdle && p.pending.empty() && !p.index.busy
+	return p.flushPhase == flushIdle && p.pending.empty() && !p.index.busy && p.stream.state == streamIdle
 }
 
 // resume restarts work that waited for the flush pipeline to drain.

@@ -111,6 +111,14 @@ const pieceBytes = 256 << 10
 // the copy is short and a second write costs more than it hides.
 const piecesRecordBytesMin = 2 * pieceBytes
 
+// streamPieceBytesMin is the least data piece of a streamed append
+// (stream.go): arrived whole blocks wait until this many are ready, or
+// until the batch is complete. Receives of a large frame complete in
+// chunks of tens of KiB on loopback; a piece per chunk would add writes
+// that the disk, busy with the previous piece, cannot overlap anyway
+// (appending O_DIRECT writes at QD1).
+const streamPieceBytesMin = 128 << 10
+
 // walkAheadFrames is how far ahead of the layout walk of a pieced batch
 // frame headers are loaded: enough misses in flight to hide most of the
 // latency of another core's cache, few enough to stay within the record

@@ -62,6 +62,10 @@ type Partition struct {
 	kicker Kicker
 	sums   *frameSums
 	pieced uint64
+	// stream is the batch appended while it arrives (stream.go); streamed
+	// counts them.
+	stream   batchStream
+	streamed uint64
 }
 
 type partitionState uint8
@@ -87,6 +91,9 @@ const (
 	// flushTruncating cuts what a failed write may have left past the
 	// segment's end, so unacknowledged batches never reappear at recovery.
 	flushTruncating
+	// flushStreaming: a batch is appended while it arrives (stream.go);
+	// its pieces and final writes complete in this phase.
+	flushStreaming
 )
 
 // AppendOp appends one batch record. The caller owns it until Done runs.
@@ -128,6 +135,7 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.buffers[1] = newWriteBuffer(options.JournalBytes, options.Allocate, options.Release)
 	p.pending = &p.buffers[0]
 	p.flushOp.Callback = p.flushCallback
+	p.stream.headerOp.Callback = p.flushCallback
 	p.roll.init(p)
 	p.index.init(p)
 	p.read.init(p)
@@ -229,7 +237,7 @@ func (p *Partition) appendAllowed() error {
 		return p.fatal
 	case p.state == stateClosing || p.state == stateClosed:
 		return ErrClosed
-	case p.maintenance.blocksAppends():
+	case p.maintenance.blocksAppends(), p.stream.state != streamIdle:
 		return ErrBusy
 	}
 	invariant.Assert(p.state == stateOpen, "append on an open partition")

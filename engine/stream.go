@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// Appending a batch while it arrives (a streamed append). A large batch
+// of a request still being received is copied into the journal as its
+// bytes arrive, validated frame by frame (wire.BatchValidator: layout,
+// every frame's XXH3, the producer's batch checksum) with the stamped
+// checksum computed alongside, and its whole blocks after the block(s)
+// holding the batch header are written as data pieces, one at a time.
+// When the request is complete (StreamFinish) the validation ends, the
+// header is stamped, and the rest of the data and the header block(s)
+// [alignDown(S), alignUp(S+batchHeaderBytes)) — S the batch's file
+// position — are written last, once every earlier data piece completed
+// (the final data piece and the header go out together). The batch is
+// indexed, made visible, handed to the cache and acknowledged only after
+// all of it completed, and was synced when persisted.
+//
+// Why a crash at any point leaves a log that recovery cuts back to the
+// last acknowledged batch: nothing before the header write touches the
+// header block(s), whose bytes from S on are the zero padding of the
+// previous write (writeLength) or lie past the file's end, so they are
+// not a valid header until the header write; a process crash leaves the
+// writes it submitted to complete; a header without the final piece (or
+// with a torn one) names a batch that overruns the file or fails its
+// frame checksums; and a stream that fails validation or is aborted
+// never writes its header and truncates the file back to S before the
+// partition appends again, so no stale piece can later pass for a batch.
+//
+// While a stream is open no other append is admitted (ErrBusy: its
+// offsets and file position would follow a batch that may still abort).
+
+type streamState uint8
+
+const (
+	streamIdle      streamState = iota
+	streamReceiving             // bytes arrive; one data piece may be in flight
+	streamFinishing             // the batch is complete; its last writes run
+	streamAborting              // dropped or failed; waits for the piece in flight
+)
+
+// batchStream is a partition's one streamed append.
+type batchStream struct {
+	state     streamState
+	id        uint64 // names the stream to its owner; 0: none yet
+	at        int    // the batch's position in the in-flight buffer
+	length    int
+	timestamp uint64
+	copied    int // batch bytes copied into the journal
+	// headerEnd is alignUp(at+batchHeaderBytes): data pieces start there.
+	// written is where the next data piece starts.
+	headerEnd int
+	written   int
+	piece     bool // a data piece is in flight (flushOp)
+	writes    int  // final writes in flight (flushOp, headerOp)
+	writeErr  error
+	// err is why the stream failed (an invalid batch, a failed piece); it
+	// stays for its owner's next call until another stream opens.
+	err       error
+	validator wire.BatchValidator
+	stamped   wire.BatchHasher
+	headerOp  Op
+}
+
+// streamFit reports whether a batch of length bytes may be streamed: as
+// piecesFit, and the partition never retries writes (a stream's op
+// fails with its write).
+func (p *Partition) streamFit(length int) bool {
+	return p.kicker != nil && length >= piecesRecordBytesMin && length <= batchBytesMax &&
+		p.options.Durability != DurabilityMemory && !p.dedup.enabled() && !p.options.RetryWrites &&
+		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() && p.stream.state == streamIdle &&
+		p.state == stateOpen && p.active().sizeBytes < p.options.SegmentBytes
+}
+
+// StreamOpen starts appending a batch record of length bytes whose first
+// bytes, head (at least its header), arrived; timestamp (µs, > 0) is as
+// Append's. It returns the stream's id for StreamFeed, StreamFinish and
+// StreamAbort, or an error when the batch cannot be streamed now (ErrBusy:
+// the partition is not idle; append it whole instead) or its header is
+// invalid (ErrInvalidBatch).
+func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint64, error) {
+	if err := p.appendAllowed(); err != nil {
+		return 0, err
+	}
+	if !p.streamFit(length) || len(head) < batchHeaderBytes {
+		return 0, ErrBusy
+	}
+	invariant.Assert(timestamp > 0, "stream timestamp is set")
+	s := &p.stream
+	if err := s.validator.Start(head, length, true, &s.stamped); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	buffer := p.pending
+	if !buffer.grow(length) {
+		return 0, ErrJournalFull
+	}
+	active := p.active()
+	if buffer.segment != active {
+		buffer.rebase(active)
+	}
+	invariant.Assert(buffer.filePosition+int64(buffer.prefixBytes) == active.sizeBytes,
+		"a streamed buffer continues the active segment")
+	invariant.Assert(buffer.used < blockBytes, "a streamed batch starts in the buffer's first block")
+	p.swapBuffers()
+	p.flushPhase = flushStreaming
+	timestamp = max(timestamp, p.timestampLast)
+	s.id++
+	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
+	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
+	s.written, s.piece, s.writes, s.writeErr, s.err = s.headerEnd, false, 0, nil, nil
+	var header [batchMessageCountAt + 4]byte
+	copy(header[:], head)
+	binary.LittleEndian.PutUint64(header[batchPartitionIDAt:], uint64(p.options.PartitionID))
+	binary.LittleEndian.PutUint64(header[batchBaseOffsetAt:], p.offsetNext)
+	binary.LittleEndian.PutUint64(header[batchBaseTimestampAt:], timestamp)
+	s.stamped.Start(header[:])
+	return s.id, nil
+}
+
+// StreamFeed takes the batch's arrived bytes (its first ones, more than
+// the last call's): it copies the new ones into the journal, validates
+// the frames now whole and writes whole blocks as pieces. An error means
+// the stream failed (an invalid batch, a failed write); its owner ends
+// it with StreamAbort or StreamFinish.
+func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
+	s := &p.stream
+	switch {
+	case s.id == id && s.err != nil:
+		return s.err
+	case p.fatal != nil:
+		return p.fatal
+	case s.id != id || s.state != streamReceiving:
+		return ErrClosed
+	}
+	invariant.Assert(s.state == streamReceiving, "a fed stream is receiving")
+	invariant.Assert(len(arrived) >= s.copied && len(arrived) <= s.length, "a stream grows within its batch")
+	buffer := p.inflight
+	stored := buffer.data[s.at : s.at+s.length]
+	copy(stored[s.copied:len(arrived)], arrived[s.copied:])
+	s.copied = len(arrived)
+	if err := s.validator.Advance(stored[:s.copied]); err != nil {
+		p.streamFail(fmt.Errorf("%w: %w", ErrInvalidBatch, err))
+		return s.err
+	}
+	p.streamPiece()
+	return nil
+}
+
+// streamPiece writes the arrived whole blocks after the last piece when
+// they are worth a write and no piece is in flight.
+func (p *Partition) streamPiece() {
+	s := &p.stream
+	end := int(alignDown(int64(s.at + s.copied)))
+	if s.piece || end-s.written < streamPieceBytesMin {
+		return
+	}
+	p.streamWrite(&p.flushOp, s.written, end)
+	s.written, s.piece = end, true
+}
+
+// streamWrite submits op writing the in-flight buffer's [start, end).
+func (p *Partition) streamWrite(op *Op, start, end int) {
+	buffer := p.inflight
+	invariant.Assert(start%blockBytes == 0 && end%blockBytes == 0 && start < end, "a stream write covers whole blocks")
+	op.Code = OpWrite
+	op.File = buffer.segment.logFile
+	op.Buffer = buffer.data[start:end]
+	op.Position = buffer.filePosition + int64(start)
+	p.storage.Submit(op)
+}
+
+// StreamFinish completes the stream with op.Batch, the whole batch (the
+// bytes fed so far and the rest). On nil, op.Done runs exactly once, as
+// for Append. On an error Done does not run and nothing of the batch is
+// stored: ErrInvalidBatch (the answer to the request), or another error
+// when the stream ended without storing (a failed piece, a close); the
+// batch may then be appended whole.
+func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
+	s := &p.stream
+	if err := p.StreamFeed(id, op.Batch); err != nil {
+		p.StreamAbort(id)
+		return err
+	}
+	invariant.Assert(len(op.Batch) == s.length, "a stream finishes with its whole batch")
+	if _, err := s.validator.Finish(); err != nil {
+		p.streamFail(fmt.Errorf("%w: %w", ErrInvalidBatch, err))
+		return s.err
+	}
+	defer p.checkInvariants()
+	buffer := p.inflight
+	stored := buffer.data[s.at : s.at+s.length]
+	binary.LittleEndian.PutUint64(stored[batchPartitionIDAt:], uint64(p.options.PartitionID))
+	binary.LittleEndian.PutUint64(stored[batchBaseOffsetAt:], p.offsetNext)
+	binary.LittleEndian.PutUint64(stored[batchBaseTimestampAt:], s.timestamp)
+	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], s.stamped.Sum64())
+	if invariant.Enabled {
+		invariant.Assert(invalidBatch(stored) == "", "a streamed batch verifies")
+	}
+	count := batchMessageCount(stored)
+	op.BaseOffset, op.Count, op.Err = p.offsetNext, count, nil
+	p.journal(buffer, s.length, count, s.timestamp)
+	buffer.ops = append(buffer.ops, op)
+	position, prefix := buffer.tail()
+	p.pending.reset(buffer.segment, position, prefix)
+	s.state = streamFinishing
+	if !s.piece {
+		p.streamFinal()
+	}
+	p.streamed++
+	return nil
+}
+
+// streamFinal writes the rest of the data and the header block(s) once
+// no data piece is in flight; without earlier pieces, in one write.
+func (p *Partition) streamFinal() {
+	s := &p.stream
+	invariant.Assert(s.state == streamFinishing && !s.piece, "final stream writes follow every piece")
+	end := p.inflight.writeLength() // pads the last block with zeros
+	if s.written == s.headerEnd {
+		p.streamWrite(&p.flushOp, 0, end)
+		s.writes = 1
+	} else {
+		s.writes = 1
+		if s.written < end {
+			p.streamWrite(&p.flushOp, s.written, end)
+			s.writes++
+		}
+		p.streamWrite(&s.headerOp, 0, s.headerEnd)
+	}
+	p.kicker.Kick()
+}
+
+// streamFail ends a receiving stream that failed with err.
+func (p *Partition) streamFail(err error) {
+	s := &p.stream
+	invariant.Assert(s.state == streamReceiving, "a receiving stream fails")
+	s.err = err
+	s.state = streamAborting
+	if !s.piece {
+		p.streamDrain()
+	}
+}
+
+// StreamAbort drops the stream (its request is gone, or will be appended
+// whole); nothing of it is stored. It does nothing for a stream that
+// ended already.
+func (p *Partition) StreamAbort(id uint64) {
+	s := &p.stream
+	if s.id != id || s.state != streamReceiving {
+		return
+	}
+	s.state = streamAborting
+	if !s.piece {
+		p.streamDrain()
+	}
+}
+
+// streamDrain gives the partition back once no piece of a dropped
+// stream is in flight: the buffer returns to pending, empty, and a log
+// that pieces extended is truncated back to the segment's end before
+// anything else is written there.
+func (p *Partition) streamDrain() {
+	s := &p.stream
+	invariant.Assert(s.state == streamAborting && !s.piece, "a stream drains once its piece completed")
+	s.state = streamIdle
+	buffer := p.inflight
+	wrote := s.written > s.headerEnd
+	p.inflight = nil
+	buffer.reset(buffer.segment, buffer.filePosition, buffer.prefix())
+	buffer.free()
+	p.pending = buffer
+	if wrote && p.fatal == nil {
+		p.flushPhase = flushTruncating
+		p.flushOp.Code = OpTruncate
+		p.flushOp.File = buffer.segment.logFile
+		p.flushOp.Buffer = nil
+		p.flushOp.Position = buffer.segment.sizeBytes
+		p.storage.Submit(&p.flushOp)
+		return
+	}
+	p.flushPhase = flushIdle
+	p.resume()
+}
+
+// streamWriteDone handles the completion of a stream's write: a data
+// piece (the next may follow) or one of the final writes.
+func (p *Partition) streamWriteDone(op *Op) {
+	s := &p.stream
+	if op.Err == nil {
+		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream write completed")
+	}
+	if s.state == streamFinishing && !s.piece {
+		s.writes--
+		if op.Err != nil && s.writeErr == nil {
+			s.writeErr = op.Err
+		}
+		if s.writes == 0 {
+			p.streamFinished()
+		}
+		return
+	}
+	invariant.Assert(s.piece && op == &p.flushOp, "a stream's data piece completed")
+	s.piece = false
+	switch {
+	case op.Err != nil && s.state == streamReceiving:
+		p.streamFail(fmt.Errorf("engine: write %s: %w", p.inflight.segment.logPath(p.options.Directory), op.Err))
+	case s.state == streamReceiving:
+		p.streamPiece()
+	case s.state == streamAborting:
+		p.streamDrain()
+	case op.Err != nil:
+		s.writes, s.writeErr = 0, op.Err
+		p.streamFinished()
+	default:
+		p.streamFinal()
+	}
+}
+
+// streamFinished ends a stream whose final writes completed: as a group
+// write's completion (sync when persisted, then visible and
+// acknowledged), or as a failed one.
+func (p *Partition) streamFinished() {
+	s := &p.stream
+	s.state = streamIdle
+	buffer := p.inflight
+	if s.writeErr != nil {
+		p.writeFailed(s.writeErr)
+		return
+	}
+	buffer.segment.sizeBytes = buffer.filePosition + int64(buffer.used)
+	if p.options.Durability == DurabilityPersisted {
+		p.flushPhase = flushSyncing
+		p.flushOp.Code = OpSync
+		p.flushOp.File = buffer.segment.logFile
+		p.flushOp.Buffer = nil
+		p.storage.Submit(&p.flushOp)
+		return
+	}
+	p.flushDone()
+}
+
+// StreamedBatches counts the batches appended while they arrived since
+// the partition opened.
+func (p *Partition) StreamedBatches() uint64 { return p.streamed }
