@@ -49,13 +49,13 @@ func (p *Partition) finishClose() {
 // op is in flight once every file is closed.
 func (p *Partition) releaseBuffers() {
 	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer,
-		p.offsets.buffer, p.read.ahead.buffer} {
+		p.offsets.buffer, p.read.ahead.buffer, p.stream.header} {
 		if buffer != nil { // allocated on first use
 			p.options.Release(buffer)
 		}
 	}
 	p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil, nil, nil
-	p.read.ahead.buffer = nil
+	p.read.ahead.buffer, p.stream.header = nil, nil
 }
 
 func (c *closer) next() {

@@ -119,6 +119,11 @@ const piecesRecordBytesMin = 2 * pieceBytes
 // (appending O_DIRECT writes at QD1).
 const streamPieceBytesMin = 128 << 10
 
+// streamHeaderBytesMax sizes the copy a streamed batch's header block(s)
+// are written from: a batch header starting anywhere in a block ends in
+// the next one at the latest.
+const streamHeaderBytesMax = 2 * blockBytes
+
 // walkAheadFrames is how far ahead of the layout walk of a pieced batch
 // frame headers are loaded: enough misses in flight to hide most of the
 // latency of another core's cache, few enough to stay within the record

@@ -65,7 +65,12 @@ type batchStream struct {
 	err       error
 	validator wire.BatchValidator
 	stamped   wire.BatchHasher
-	headerOp  Op
+	// headerOp writes the header block(s) from header, a copy: the final
+	// data piece is written from the buffer at the same time, and a
+	// buffer lends itself to one write at a time (registered buffers).
+	// header is allocated by the first stream and kept until close.
+	headerOp Op
+	header   []byte
 }
 
 // streamFit reports whether a batch of length bytes may be streamed: as
@@ -231,7 +236,15 @@ func (p *Partition) streamFinal() {
 			p.streamWrite(&p.flushOp, s.written, end)
 			s.writes++
 		}
-		p.streamWrite(&s.headerOp, 0, s.headerEnd)
+		if s.header == nil {
+			s.header = p.options.Allocate(streamHeaderBytesMax)
+		}
+		invariant.Assert(s.headerEnd <= len(s.header), "the header blocks fit their buffer")
+		s.headerOp.Code = OpWrite
+		s.headerOp.File = p.inflight.segment.logFile
+		s.headerOp.Buffer = s.header[:copy(s.header, p.inflight.data[:s.headerEnd])]
+		s.headerOp.Position = p.inflight.filePosition
+		p.storage.Submit(&s.headerOp)
 	}
 	p.kicker.Kick()
 }
