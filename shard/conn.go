@@ -46,6 +46,7 @@ type Conn struct {
 	paused    bool // reading stopped at the in-flight limit
 	resuming  bool // queued on the shard's resume list
 	large     bool // the last frame was received into its buffer: read the next head with RecvOnce
+	progress  bool // the handler watches the frame arrive: receive it in steps (frameProgressNotifier)
 	parked    []byte
 
 	// A move to another shard (conn_move.go): wished by the Handler,
@@ -304,7 +305,11 @@ func (c *Conn) rearm() {
 		return
 	}
 	invariant.Assert(!c.recvArmed, "one recv armed per connection")
-	err := c.shard.backend.RecvInto(c.fd, c.frame[c.frameLen:], c.token(tokenRecvInto))
+	end := len(c.frame)
+	if c.progress {
+		end = min(end, c.frameLen+progressRecvBytes)
+	}
+	err := c.shard.backend.RecvInto(c.fd, c.frame[c.frameLen:end], c.token(tokenRecvInto))
 	if err != nil {
 		c.shard.fail(err)
 		return
@@ -375,6 +380,8 @@ func (c *Conn) onRecvInto(completion Completion) {
 		c.frameLen += completion.Result
 		if c.frameLen == len(c.frame) {
 			c.deliver()
+		} else if c.progress && completion.Result > 0 {
+			c.progress = c.handler.(frameProgressNotifier).onFrameProgress(c, c.frame, c.frameLen)
 		}
 		if c.state == connOpen && c.inflight == inflightRequestsMax {
 			c.pause()
@@ -492,6 +499,7 @@ func (c *Conn) consumeHead(data []byte) []byte {
 	// the next; only those before data are taken from head.
 	c.frame = c.shard.frameBuffer(size)
 	c.frameLen = copy(c.frame, c.head[:c.headLen])
+	_, c.progress = c.handler.(frameProgressNotifier)
 	c.headLen = 0
 	return data
 }

@@ -158,8 +158,12 @@ type DataOp struct {
 
 	// Append: Batch is a validated batch record (wire.ValidateBatch),
 	// which the owner copies; Timestamp is base_timestamp in µs (0: now).
+	// With Stream set, Batch completes the streamed append that
+	// DataShard.StreamOpen opened on this shard (data_stream.go) and is
+	// validated there.
 	Batch     []byte
 	Timestamp uint64
+	Stream    uint64
 
 	// Poll: strategy, value, count, consumer, auto-commit. Out receives
 	// stored batch records (PROTOCOL.md §8.5) after its current length,

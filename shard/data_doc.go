@@ -45,7 +45,9 @@ package shard
 // bound makes it unreachable). A partition that is opening, purging or
 // whose journal is full parks ops in arrival order (partitionParkedMax,
 // then ErrDataBusy) and retries them at the next loop turn after a
-// completion, or at the next tick.
+// completion, or at the next tick. So does one whose engine appends a
+// batch while it arrives (data_stream.go): appends wait for that stream,
+// whose own op never waits behind them.
 //
 // Startup and recovery: DataOptions.Partitions (from the metadata state)
 // are recovered by their owners in OnStart; ops on a partition still

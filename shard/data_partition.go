@@ -62,6 +62,13 @@ func (ds *DataShard) run(op *DataOp) {
 		op.Err = ErrPartitionNotFound
 	case p.state == partitionFailed:
 		op.Err = p.err
+	case op.Stream != 0 && p.state == partitionOpen:
+		// The streamed batch holds the partition: appends parked meanwhile
+		// wait for it, it never waits behind them.
+		if ds.execute(p, op) {
+			ds.park(p, op)
+		}
+		return
 	case p.state == partitionOpening || p.parkedCount() > 0:
 		ds.park(p, op)
 		return
@@ -91,7 +98,11 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		}
 		appendOp := &op.appendOp
 		appendOp.Batch, appendOp.Timestamp = op.Batch, timestamp
-		err = p.part.Append(appendOp)
+		if op.Stream != 0 {
+			err = ds.streamFinish(p, op)
+		} else {
+			err = p.part.Append(appendOp)
+		}
 		p.ticking = true
 		ds.tickMark(p)
 	case DataPoll:

@@ -278,6 +278,7 @@ func (f *front) OnFrame(conn *Conn, frame []byte) {
 		conn.Attach(s)
 	}
 	if s.evicted {
+		f.streamEnd(s)
 		f.shard.Release(frame)
 		conn.forgetFrame()
 		return
@@ -286,7 +287,11 @@ func (f *front) OnFrame(conn *Conn, frame []byte) {
 		"front: a session holds at most the in-flight frames")
 	s.lastSeen = f.shard.now()
 	s.order.queue = append(s.order.queue, frame)
+	streamed := s.stream.frame == &frame[0]
 	f.runQueue(s)
+	if streamed && s.stream.frame == &frame[0] {
+		f.streamEnd(s) // the request did not reach its append (it ran to another answer)
+	}
 }
 
 // OnClose ends the session: its pending frames are dropped, its group
@@ -297,6 +302,7 @@ func (f *front) OnClose(conn *Conn, err error) {
 		return
 	}
 	s.closed = true
+	f.streamEnd(s)
 	for _, frame := range s.order.queue {
 		f.shard.Release(frame)
 	}

@@ -109,6 +109,10 @@ func (f *front) sendMessages(c *call, view *frontView, request *wire.SendMessage
 		f.complete(c)
 		return
 	}
+	if st := c.session.stream.of(c.frame.buf); st != nil {
+		f.streamSend(c, st, stream, topic, request)
+		return
+	}
 	partition, ok := f.choosePartition(stream.ID, topic, request.Partitioning)
 	if !ok {
 		c.status = wire.StatusResourceNotFound
@@ -139,6 +143,8 @@ func (f *front) sendDone(c *call, op *DataOp) {
 	f.complete(c)
 }
 
+func isInvalidBatch(err error) bool { return errors.Is(err, engine.ErrInvalidBatch) }
+
 // choosePartition applies the partitioning (§1.5): round robin per topic
 // on this shard, an explicit id, or XXH32(key) modulo the count.
 func (f *front) choosePartition(streamID uint32, topic *metadata.Topic, partitioning wire.Partitioning) (uint32, bool) {
@@ -165,6 +171,9 @@ func dataStatus(err error, notFound wire.Status) wire.Status {
 	case errors.Is(err, engine.ErrOffsetNotFound):
 		return wire.StatusConsumerOffsetNotFound
 	case errors.Is(err, engine.ErrInvalidBatch):
+		if status := wire.StatusOf(err); status != wire.StatusError {
+			return status // a streamed batch's admission status (data_stream.go)
+		}
 		return wire.StatusInvalidCommand
 	case errors.Is(err, ErrDataBusy), errors.Is(err, engine.ErrBusy), errors.Is(err, engine.ErrJournalFull),
 		errors.Is(err, ErrClusterNotAccepted):

@@ -64,6 +64,16 @@ const (
 	// runs moves at most this often, so a move (a cancelled receive and a
 	// queue slot) stays rare next to the requests it saves hops on.
 	affinityMoveIntervalMin = time.Second
+
+	// streamFrameBytesMin is the least SendMessages frame whose batch is
+	// appended while it arrives (front_stream.go): below it the receive
+	// is too short to hide anything behind. The engine asks at least as
+	// much of the batch (piecesRecordBytesMin, 512 KiB).
+	streamFrameBytesMin = 512 << 10
+	// streamHeadBytesMin is how much of a frame's body must have arrived
+	// before the front looks at it: the envelope (at most 4 + 2 × 257
+	// identifier bytes + 257 partitioning bytes + 4) and the batch header.
+	streamHeadBytesMin = 2048
 )
 
 // Poll reply sizing: the records buffer grows with the count asked, within

@@ -40,6 +40,9 @@ type session struct {
 	writtenValid bool
 	// classic is set on a 0.8 classic connection (front_classic.go).
 	classic *classicConn
+	// stream is the send whose frame is appended while it arrives
+	// (front_stream.go).
+	stream sendStream
 
 	// Connection affinity (front_affinity.go): the shard the last
 	// partition requests went to and how many in a row, when the session

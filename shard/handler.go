@@ -35,6 +35,18 @@ type connSentNotifier interface {
 	onSent(conn *Conn)
 }
 
+// frameProgressNotifier is a Handler shown a large frame's bytes while
+// they arrive: the connection receives such a frame straight into its
+// buffer progressRecvBytes at a time, and after each receive that did
+// not complete it calls onFrameProgress with the whole frame buffer (its
+// declared size), of which the first arrived bytes are in. The handler
+// may read them, never keep or write frame; the frame is delivered whole
+// to OnFrame as ever. It returns whether it wants to see more of this
+// frame; on false the rest is received in as few receives as it takes.
+type frameProgressNotifier interface {
+	onFrameProgress(conn *Conn, frame []byte, arrived int) bool
+}
+
 // shardStopper is a peer Handler told when its shard begins to stop,
 // before the shard drains its connections (a link that would only delay
 // the drain can close instead).

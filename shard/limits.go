@@ -81,6 +81,13 @@ const (
 	// repay cancelling the multishot receive and arming it again.
 	directRecvBytesMin = 4 * recvBufferBytes
 
+	// progressRecvBytes is the step in which a connection receives a
+	// large frame whose arrival its handler watches (a SendMessages batch
+	// appended while it arrives, front_stream.go): each step is one
+	// completion, ~25 µs of loopback, and the disk writes what arrived
+	// in pieces of at least the engine's streamPieceBytesMin.
+	progressRecvBytes = 128 << 10
+
 	// pausedInputBytesMax bounds the received bytes a connection keeps
 	// while its reading is paused: what was already in flight when the
 	// pause began, at most every receive buffer of the shard.

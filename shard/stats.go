@@ -19,6 +19,11 @@ type Stats struct {
 	Pauses        uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn    uint64 // cross-shard messages delivered to OnMessage
 	Trims         uint64 // idle stretches in which the shard gave back free buffers' memory
+	// StreamsOpened counts SendMessages batches appended while they
+	// arrived; StreamsAborted those of them appended whole after all, or
+	// dropped with their request (data_stream.go).
+	StreamsOpened  uint64
+	StreamsAborted uint64
 
 	// io_uring only: file reads and writes by buffer kind, and Allocs the
 	// pools could not serve.
@@ -35,6 +40,7 @@ type stats struct {
 	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
 	connsMovedIn, connsMovedOut                  atomic.Uint64
+	streamsOpened, streamsAborted                atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -51,5 +57,6 @@ func (sh *Shard) Stats() Stats {
 		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
 		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),
 		PlainFileOps: s.plainFileOps.Load(), AllocsHeap: s.allocsHeap.Load(),
+		StreamsOpened: s.streamsOpened.Load(), StreamsAborted: s.streamsAborted.Load(),
 	}
 }

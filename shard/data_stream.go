@@ -1,0 +1,84 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/whippetio/whippet/wire"
+)
+
+// Streamed appends on the data plane: a large SendMessages batch whose
+// request is still arriving on a connection of the partition's owner is
+// appended while it arrives (engine.Partition.StreamOpen, stream.go).
+// The front opens and feeds it (front_stream.go); the request, once
+// whole, runs as an append op carrying the stream's id (DataOp.Stream),
+// which finishes it. Only a partition this shard owns, open, with no op
+// parked, not replicated by a cluster, is streamed; the engine adds its
+// own conditions (durability, dedup, an idle write pipeline).
+
+// StreamOpen opens a streamed append of a batch of length bytes, whose
+// first bytes head arrived, on partition key; false when the partition
+// cannot take one now (the request is then appended whole).
+func (ds *DataShard) StreamOpen(key PartitionKey, head []byte, length int) (uint64, bool) {
+	if ds.stopping || ds.data.cluster != nil || OwnerOf(key, len(ds.shard.runtime.shards)) != ds.shard.id {
+		return 0, false
+	}
+	p := ds.partitions[key]
+	if p == nil || p.state != partitionOpen || p.parkedCount() > 0 || p.cluster != nil {
+		return 0, false
+	}
+	id, err := p.part.StreamOpen(head, length, uint64(ds.data.options.Now().UnixMicro()))
+	if err != nil {
+		return 0, false
+	}
+	ds.tickMark(p)
+	bump(&ds.shard.stats.streamsOpened, 1)
+	return id, true
+}
+
+// StreamFeed hands the stream more of its batch (arrived: its first
+// bytes). An error ends the stream: engine.ErrInvalidBatch is the
+// request's answer; after any other the request is appended whole.
+func (ds *DataShard) StreamFeed(key PartitionKey, id uint64, arrived []byte) error {
+	p := ds.partitions[key]
+	if p == nil || p.state != partitionOpen {
+		return ErrPartitionNotFound
+	}
+	err := p.part.StreamFeed(id, arrived)
+	if err != nil {
+		ds.schedule(p) // appends parked behind the stream may run
+	}
+	return err
+}
+
+// StreamAbort drops a stream whose request will not finish it.
+func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
+	p := ds.partitions[key]
+	if p == nil || p.state != partitionOpen {
+		return // closing or gone: the engine dropped the stream
+	}
+	p.part.StreamAbort(id)
+	bump(&ds.shard.stats.streamsAborted, 1)
+	ds.schedule(p)
+}
+
+// streamFinish runs a streamed append's op: it finishes the stream, or,
+// when the stream ended without storing (a failed piece, a close), checks
+// and appends the batch whole. An invalid batch answers with the
+// admission status (dataStatus).
+func (ds *DataShard) streamFinish(p *dataPartition, op *DataOp) error {
+	invariant.Assert(op.kind == DataAppend, "a stream finishes with an append")
+	id := op.Stream
+	op.Stream = 0 // a retry after ErrBusy appends whole
+	err := p.part.StreamFinish(id, &op.appendOp)
+	if err == nil || errors.Is(err, engine.ErrInvalidBatch) || engine.IsFatal(err) {
+		return err
+	}
+	bump(&ds.shard.stats.streamsAborted, 1)
+	if _, invalid := wire.ValidateBatch(op.Batch); invalid != nil {
+		return fmt.Errorf("%w: %w", engine.ErrInvalidBatch, invalid)
+	}
+	return p.part.Append(&op.appendOp)
+}

@@ -1,0 +1,225 @@
+package shard
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// Tests of sends appended while they arrive (front_stream.go,
+// data_stream.go, engine stream.go), end to end: a real server on one
+// shard (every partition is the connection's), raw 0.9 requests of ~1 MB
+// over TCP, and the server's counters to tell a streamed batch from one
+// appended whole. A send is written by the test in several writes with
+// short pauses, so that the server receives it in pieces as a client's
+// kernel would hand it over a real network.
+
+// startStreamServer runs a one-shard server on backend.
+func startStreamServer(t *testing.T, backend string) *Server {
+	t.Helper()
+	cpus := skipUnlessTwoShards(t, backend)
+	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: backend, Listen: "127.0.0.1:0"},
+		DataPath: t.TempDir(), Durability: 1 /* written */, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = server.Shutdown(ctx) // the test is over; a slow close changes nothing
+	})
+	return server
+}
+
+// largeBatch encodes 1000 messages of 1000 bytes whose payloads name
+// serial .. serial+999.
+func largeBatch(serial int) []byte {
+	messages := make([]wire.OutgoingMessage, 1000)
+	for index := range messages {
+		payload := make([]byte, 1000)
+		copy(payload, fmt.Sprintf("m%09d", serial+index))
+		messages[index] = wire.OutgoingMessage{Payload: payload, OriginTimestamp: 1}
+	}
+	batch := make([]byte, wire.BatchBytes(messages))
+	wire.EncodeBatch(batch, messages)
+	return batch
+}
+
+// sendFrame encodes a SendMessages request of batch to stream 0, topic 0.
+func (c *moveClient) sendFrame(batch []byte, partitioning wire.Partitioning) []byte {
+	header := wire.RequestHeader{Client: c.client, Operation: wire.OperationSendMessages, Session: c.session,
+		Request: c.request}
+	c.request++
+	body := &wire.SendMessages{Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partitioning: partitioning,
+		MessagesCount: binary.LittleEndian.Uint32(batch[48:]), Batch: batch}
+	frame := make([]byte, wire.RequestBytes(body))
+	wire.EncodeRequest(frame, header, body)
+	return frame
+}
+
+// writeSlowly writes frame in chunks of up to 128 KiB with short pauses.
+func (c *moveClient) writeSlowly(frame []byte, random *rand.Rand) {
+	c.t.Helper()
+	for at := 0; at < len(frame); {
+		end := min(len(frame), at+1+random.IntN(128<<10))
+		if _, err := c.conn.Write(frame[at:end]); err != nil {
+			c.t.Fatal(err)
+		}
+		at = end
+		time.Sleep(time.Duration(random.IntN(200)) * time.Microsecond)
+	}
+}
+
+// sendLarge sends batch and returns the reply's status and confirmation.
+func (c *moveClient) sendLarge(batch []byte, partitioning wire.Partitioning, random *rand.Rand) (wire.Status, wire.SendConfirmation) {
+	c.t.Helper()
+	c.writeSlowly(c.sendFrame(batch, partitioning), random)
+	reply, _, err := wire.DecodeReply(exchange(c.t, c.conn, nil, c.reply))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if reply.Header.Status != wire.StatusOK {
+		return reply.Header.Status, wire.SendConfirmation{}
+	}
+	var confirmations wire.SendConfirmations
+	if err := wire.DecodeAll(&confirmations, reply.Payload); err != nil || len(confirmations) != 1 {
+		c.t.Fatalf("send confirmation: %v (%d)", err, len(confirmations))
+	}
+	return wire.StatusOK, confirmations[0]
+}
+
+// pollAll returns every payload prefix of partition, in offset order,
+// checking that offsets run from 0.
+func (c *moveClient) pollAll(partition uint32) []string {
+	c.t.Helper()
+	var payloads []string
+	for {
+		body := &wire.PollMessages{Consumer: wire.Consumer{Kind: wire.ConsumerSingle, ID: wire.NumericID(1)},
+			Stream: wire.NumericID(0), Topic: wire.NumericID(0), Partition: wire.PartitionOf(partition),
+			Strategy: wire.Strategy{Kind: wire.StrategyOffset, Value: uint64(len(payloads))}, Count: 1000}
+		var polled wire.PolledMessages
+		c.call(wire.OperationNonReplicated, wire.CodePollMessages, body, &polled)
+		if polled.MessagesCount == 0 {
+			return payloads
+		}
+		it := polled.Messages()
+		for message, ok := it.Next(); ok; message, ok = it.Next() {
+			if message.Offset != uint64(len(payloads)) {
+				c.t.Fatalf("poll: offset %d after %d messages", message.Offset, len(payloads))
+			}
+			payloads = append(payloads, string(message.Payload[:10]))
+		}
+	}
+}
+
+func streamCounters(server *Server) (opened, aborted uint64) {
+	for _, sh := range server.Runtime().shards {
+		stats := sh.Stats()
+		opened += stats.StreamsOpened
+		aborted += stats.StreamsAborted
+	}
+	return opened, aborted
+}
+
+// TestStreamedSends: large sends are appended while they arrive and get
+// the offsets a whole append gets; a send whose frame fails its checksum
+// in the second half of the batch is refused with the status admission
+// gives (InvalidMessageChecksum) and stores nothing; the partition
+// accepts and serves the sends after it; Balanced partitioning chooses
+// each partition once per send, in turn.
+func TestStreamedSends(t *testing.T) {
+	for _, backend := range []string{BackendIOURing, BackendEpoll} {
+		t.Run(backend, func(t *testing.T) {
+			server := startStreamServer(t, backend)
+			random := rand.New(rand.NewPCG(1, 2))
+			c := dialMove(t, server, 7)
+			c.setup(3)
+			serial := 0
+			for round := range 6 {
+				if round == 3 {
+					broken := largeBatch(serial)
+					broken[len(broken)*2/3] ^= 0xff // inside a payload: its frame's checksum fails
+					if status, _ := c.sendLarge(broken, wire.PartitionID(1), random); status != wire.StatusInvalidMessageChecksum {
+						t.Fatalf("corrupt send: status %v, want InvalidMessageChecksum", status)
+					}
+				}
+				status, confirmation := c.sendLarge(largeBatch(serial), wire.PartitionID(1), random)
+				if status != wire.StatusOK || confirmation.PartitionID != 1 || confirmation.BaseOffset != uint64(serial) {
+					t.Fatalf("send %d: status %v, %+v", round, status, confirmation)
+				}
+				serial += 1000
+			}
+			payloads := c.pollAll(1)
+			for index, payload := range payloads {
+				if payload != fmt.Sprintf("m%09d", index) {
+					t.Fatalf("offset %d holds %q", index, payload)
+				}
+			}
+			if len(payloads) != serial {
+				t.Fatalf("partition holds %d messages, want %d", len(payloads), serial)
+			}
+			// Streams need file writes that start within the turn (io_uring);
+			// on epoll every send goes the whole way, with the same results.
+			opened, aborted := streamCounters(server)
+			t.Logf("%s: %d streamed, %d of them dropped", backend, opened, aborted)
+			if backend == BackendIOURing && opened != 7 || backend == BackendEpoll && opened != 0 {
+				t.Fatalf("%s: %d of 7 large sends streamed", backend, opened)
+			}
+			first := uint32(99)
+			for round := range 6 {
+				status, confirmation := c.sendLarge(largeBatch(round), wire.Balanced(), random)
+				if first == 99 {
+					first = confirmation.PartitionID
+				}
+				if status != wire.StatusOK || confirmation.PartitionID != (first+uint32(round))%3 {
+					t.Fatalf("balanced send %d: status %v, partition %d (first %d)", round, status, confirmation.PartitionID, first)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamedSendConnectionClosed: a connection closed in the middle of
+// a streamed send drops the stream; the partition takes the next sends
+// at the offsets that follow the stored ones, and nothing of the dropped
+// batch is served.
+func TestStreamedSendConnectionClosed(t *testing.T) {
+	server := startStreamServer(t, BackendIOURing)
+	random := rand.New(rand.NewPCG(3, 4))
+	c := dialMove(t, server, 8)
+	c.setup(1)
+	if status, _ := c.sendLarge(largeBatch(0), wire.PartitionID(0), random); status != wire.StatusOK {
+		t.Fatalf("first send: %v", status)
+	}
+	for attempt := range 3 {
+		gone := dialMove(t, server, uint64(20+attempt))
+		openedBefore, _ := streamCounters(server)
+		frame := gone.sendFrame(largeBatch(1000), wire.PartitionID(0))
+		gone.writeSlowly(frame[:len(frame)*3/4], random)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if opened, _ := streamCounters(server); opened > openedBefore {
+				break
+			}
+		}
+		if err := gone.conn.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, aborted := streamCounters(server); aborted == 0 {
+		t.Fatal("no stream was dropped with its connection")
+	}
+	for round := 1; round < 3; round++ {
+		status, confirmation := c.sendLarge(largeBatch(round*1000), wire.PartitionID(0), random)
+		if status != wire.StatusOK || confirmation.BaseOffset != uint64(round*1000) {
+			t.Fatalf("send %d after the closed ones: status %v, base %d", round, status, confirmation.BaseOffset)
+		}
+	}
+	if payloads := c.pollAll(0); len(payloads) != 3000 || payloads[2999] != fmt.Sprintf("m%09d", 2999) {
+		t.Fatalf("partition holds %d messages", len(payloads))
+	}
+}
