@@ -33,6 +33,14 @@ const (
 	// held or ops parked: shorter than any loop turn, so it fires every
 	// turn.
 	dataRetryPeriod = time.Microsecond
+
+	// streamHoldMax is how long a batch appended while it arrives
+	// (data_stream.go) may hold its partition while other appends wait
+	// for it: a megabyte arrives in well under a millisecond on a fast
+	// link, and a client that trickles one in is not allowed to stall the
+	// partition's other producers. Past it the stream is dropped and its
+	// request, once whole, is appended whole.
+	streamHoldMax = 20 * time.Millisecond
 	// dataDrainBytesPerTurn is how much of the cache's held journals one
 	// drain copies: ~50 µs into resident memory, ~250 µs where the copy
 	// faults pages in ahead of the populator. A request arriving meanwhile

@@ -32,7 +32,11 @@ type dataPartition struct {
 	purgeOp   engine.MaintenanceOp
 	purges    []*dataFan // the running purge first
 	purging   bool
-	ticking   bool // appended since the engine partition last settled
+	// stream is the engine stream open on the partition (0: none), since
+	// streamOpened (data_stream.go).
+	stream       uint64
+	streamOpened time.Time
+	ticking      bool // appended since the engine partition last settled
 	// tickListed: the partition is on its shard's tick list.
 	tickListed bool
 }
@@ -264,6 +268,7 @@ func (ds *DataShard) unpark(p *dataPartition) {
 			continue
 		}
 		if ds.execute(p, op) {
+			ds.streamHeld(p)
 			ds.schedule(p)
 			return
 		}

@@ -34,6 +34,7 @@ func (ds *DataShard) StreamOpen(key PartitionKey, head []byte, length int) (uint
 		return 0, false
 	}
 	ds.tickMark(p)
+	p.stream, p.streamOpened = id, ds.shard.now()
 	bump(&ds.shard.stats.streamsOpened, 1)
 	return id, true
 }
@@ -48,6 +49,7 @@ func (ds *DataShard) StreamFeed(key PartitionKey, id uint64, arrived []byte) err
 	}
 	err := p.part.StreamFeed(id, arrived)
 	if err != nil {
+		p.stream = 0
 		ds.schedule(p) // appends parked behind the stream may run
 	}
 	return err
@@ -60,8 +62,22 @@ func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
 		return // closing or gone: the engine dropped the stream
 	}
 	p.part.StreamAbort(id)
-	bump(&ds.shard.stats.streamsAborted, 1)
+	if p.stream == id {
+		p.stream = 0
+		bump(&ds.shard.stats.streamsAborted, 1)
+	}
 	ds.schedule(p)
+}
+
+// streamHeld drops the partition's stream when an append found it busy
+// and the stream has held it for streamHoldMax already.
+func (ds *DataShard) streamHeld(p *dataPartition) {
+	if p.stream == 0 || ds.shard.now().Sub(p.streamOpened) < streamHoldMax {
+		return
+	}
+	ds.data.logger.Debug("shard: a streamed append held its partition too long; it is appended whole",
+		"partition", p.key.String())
+	ds.StreamAbort(p.key, p.stream)
 }
 
 // streamFinish runs a streamed append's op: it finishes the stream, or,
@@ -72,6 +88,9 @@ func (ds *DataShard) streamFinish(p *dataPartition, op *DataOp) error {
 	invariant.Assert(op.kind == DataAppend, "a stream finishes with an append")
 	id := op.Stream
 	op.Stream = 0 // a retry after ErrBusy appends whole
+	if p.stream == id {
+		p.stream = 0
+	}
 	err := p.part.StreamFinish(id, &op.appendOp)
 	if err == nil || errors.Is(err, engine.ErrInvalidBatch) || engine.IsFatal(err) {
 		return err

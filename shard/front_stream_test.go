@@ -223,3 +223,45 @@ func TestStreamedSendConnectionClosed(t *testing.T) {
 		t.Fatalf("partition holds %d messages", len(payloads))
 	}
 }
+
+// TestStreamedSendHeldTooLong: a client that stops in the middle of a
+// streamed send holds its partition for at most streamHoldMax while
+// another client's send waits; that send lands first, and the held
+// request, once whole, is appended whole after it.
+func TestStreamedSendHeldTooLong(t *testing.T) {
+	server := startStreamServer(t, BackendIOURing)
+	random := rand.New(rand.NewPCG(5, 6))
+	slow, quick := dialMove(t, server, 9), dialMove(t, server, 10)
+	slow.setup(1)
+	frame := slow.sendFrame(largeBatch(0), wire.PartitionID(0))
+	started := time.Now() // before the stream opens
+	slow.writeSlowly(frame[:len(frame)/2], random)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if opened, _ := streamCounters(server); opened > 0 {
+			break
+		}
+	}
+	if opened, _ := streamCounters(server); opened != 1 {
+		t.Fatalf("%d streams open, want the slow client's", opened)
+	}
+	status, confirmation := quick.sendLarge(largeBatch(0), wire.PartitionID(0), random)
+	if status != wire.StatusOK || confirmation.BaseOffset != 0 {
+		t.Fatalf("the waiting send: status %v, base %d", status, confirmation.BaseOffset)
+	}
+	if waited := time.Since(started); waited < streamHoldMax {
+		t.Fatalf("the waiting send landed %v after the stream opened, before the hold limit", waited)
+	}
+	if _, aborted := streamCounters(server); aborted != 1 {
+		t.Fatalf("%d streams dropped, want the held one", aborted)
+	}
+	slow.writeSlowly(frame[len(frame)/2:], random)
+	reply, _, err := wire.DecodeReply(exchange(t, slow.conn, nil, slow.reply))
+	var confirmations wire.SendConfirmations
+	if err != nil || reply.Header.Status != wire.StatusOK || wire.DecodeAll(&confirmations, reply.Payload) != nil ||
+		confirmations[0].BaseOffset != 1000 {
+		t.Fatalf("the held send: %v, status %v, %+v", err, reply.Header.Status, confirmations)
+	}
+	if payloads := quick.pollAll(0); len(payloads) != 2000 {
+		t.Fatalf("partition holds %d messages", len(payloads))
+	}
+}
