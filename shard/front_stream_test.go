@@ -22,9 +22,15 @@ import (
 // startStreamServer runs a one-shard server on backend.
 func startStreamServer(t *testing.T, backend string) *Server {
 	t.Helper()
+	return startStreamServerIn(t, backend, t.TempDir())
+}
+
+// startStreamServerIn runs a one-shard server on backend over directory.
+func startStreamServerIn(t *testing.T, backend, directory string) *Server {
+	t.Helper()
 	cpus := skipUnlessTwoShards(t, backend)
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: backend, Listen: "127.0.0.1:0"},
-		DataPath: t.TempDir(), Durability: 1 /* written */, Logger: testLogger()})
+		DataPath: directory, Durability: 1 /* written */, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,5 +269,43 @@ func TestStreamedSendHeldTooLong(t *testing.T) {
 	}
 	if payloads := quick.pollAll(0); len(payloads) != 2000 {
 		t.Fatalf("partition holds %d messages", len(payloads))
+	}
+}
+
+// TestStreamedSendServerStop: a server stopping while a send streams
+// drops the stream and stops in time; restarted on the same directory it
+// holds the acknowledged batch and nothing of the dropped one.
+func TestStreamedSendServerStop(t *testing.T) {
+	directory := t.TempDir()
+	server := startStreamServerIn(t, BackendIOURing, directory)
+	random := rand.New(rand.NewPCG(7, 8))
+	c := dialMove(t, server, 11)
+	c.setup(1)
+	if status, _ := c.sendLarge(largeBatch(0), wire.PartitionID(0), random); status != wire.StatusOK {
+		t.Fatalf("first send: %v", status)
+	}
+	frame := c.sendFrame(largeBatch(1000), wire.PartitionID(0))
+	c.writeSlowly(frame[:len(frame)/2], random)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if opened, _ := streamCounters(server); opened > 1 {
+			break
+		}
+	}
+	if opened, _ := streamCounters(server); opened != 2 {
+		t.Fatalf("%d streams opened, want 2", opened)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := server.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a stream open: %v", err)
+	}
+	restarted := startStreamServerIn(t, BackendIOURing, directory)
+	again := dialMove(t, restarted, 12)
+	if payloads := again.pollAll(0); len(payloads) != 1000 {
+		t.Fatalf("restarted partition holds %d messages, want 1000", len(payloads))
+	}
+	status, confirmation := again.sendLarge(largeBatch(1000), wire.PartitionID(0), random)
+	if status != wire.StatusOK || confirmation.BaseOffset != 1000 {
+		t.Fatalf("send after the restart: status %v, base %d", status, confirmation.BaseOffset)
 	}
 }
