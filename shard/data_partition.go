@@ -32,9 +32,11 @@ type dataPartition struct {
 	purgeOp   engine.MaintenanceOp
 	purges    []*dataFan // the running purge first
 	purging   bool
-	// stream is the engine stream open on the partition (0: none), since
-	// streamOpened (data_stream.go).
+	// stream names the streamed append open on the partition (0: none;
+	// DataShard.streamSerial), since streamOpened; streamEngine is its
+	// engine stream id (data_stream.go).
 	stream       uint64
+	streamEngine uint64
 	streamOpened time.Time
 	ticking      bool // appended since the engine partition last settled
 	// tickListed: the partition is on its shard's tick list.

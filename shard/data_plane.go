@@ -50,6 +50,10 @@ type DataShard struct {
 	parkedSpare []*dataPartition // the other half of parked's double buffer
 	stopping    bool
 	heldTotal   uint64 // messages ever held for a full queue (tests, metrics)
+	// streamSerial names the streamed appends opened on this shard
+	// (data_stream.go): unique for the shard's life, unlike an engine
+	// stream id, which a partition deleted and created again reuses.
+	streamSerial uint64
 
 	clusterFailedFn func(req *ClusterRequest, err error)
 }

@@ -19,8 +19,10 @@ import (
 // own conditions (durability, dedup, an idle write pipeline).
 
 // StreamOpen opens a streamed append of a batch of length bytes, whose
-// first bytes head arrived, on partition key; false when the partition
-// cannot take one now (the request is then appended whole).
+// first bytes head arrived, on partition key, and returns its id, unique
+// on the shard; false when the partition cannot take one now (the
+// request is then appended whole). The id names the stream, never a
+// stream of a partition deleted and created again under key meanwhile.
 func (ds *DataShard) StreamOpen(key PartitionKey, head []byte, length int) (uint64, bool) {
 	if ds.stopping || ds.data.cluster != nil || OwnerOf(key, len(ds.shard.runtime.shards)) != ds.shard.id {
 		return 0, false
@@ -34,9 +36,10 @@ func (ds *DataShard) StreamOpen(key PartitionKey, head []byte, length int) (uint
 		return 0, false
 	}
 	ds.tickMark(p)
-	p.stream, p.streamOpened = id, ds.shard.now()
+	ds.streamSerial++
+	p.stream, p.streamEngine, p.streamOpened = ds.streamSerial, id, ds.shard.now()
 	bump(&ds.shard.stats.streamsOpened, 1)
-	return id, true
+	return ds.streamSerial, true
 }
 
 // StreamFeed hands the stream more of its batch (arrived: its first
@@ -47,7 +50,10 @@ func (ds *DataShard) StreamFeed(key PartitionKey, id uint64, arrived []byte) err
 	if p == nil || p.state != partitionOpen {
 		return ErrPartitionNotFound
 	}
-	err := p.part.StreamFeed(id, arrived)
+	if p.stream != id {
+		return engine.ErrClosed // dropped, or a stream of another partition under key
+	}
+	err := p.part.StreamFeed(p.streamEngine, arrived)
 	if err != nil {
 		p.stream = 0
 		ds.schedule(p) // appends parked behind the stream may run
@@ -58,14 +64,12 @@ func (ds *DataShard) StreamFeed(key PartitionKey, id uint64, arrived []byte) err
 // StreamAbort drops a stream whose request will not finish it.
 func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
 	p := ds.partitions[key]
-	if p == nil || p.state != partitionOpen {
-		return // closing or gone: the engine dropped the stream
+	if p == nil || p.state != partitionOpen || p.stream != id {
+		return // closing or gone (the engine dropped the stream), or ended
 	}
-	p.part.StreamAbort(id)
-	if p.stream == id {
-		p.stream = 0
-		bump(&ds.shard.stats.streamsAborted, 1)
-	}
+	p.part.StreamAbort(p.streamEngine)
+	p.stream = 0
+	bump(&ds.shard.stats.streamsAborted, 1)
 	ds.schedule(p)
 }
 
@@ -90,12 +94,12 @@ func (ds *DataShard) streamFinish(p *dataPartition, op *DataOp) error {
 	op.Stream = 0 // a retry after ErrBusy appends whole
 	if p.stream == id {
 		p.stream = 0
+		err := p.part.StreamFinish(p.streamEngine, &op.appendOp)
+		if err == nil || errors.Is(err, engine.ErrInvalidBatch) || engine.IsFatal(err) {
+			return err
+		}
+		bump(&ds.shard.stats.streamsAborted, 1)
 	}
-	err := p.part.StreamFinish(id, &op.appendOp)
-	if err == nil || errors.Is(err, engine.ErrInvalidBatch) || engine.IsFatal(err) {
-		return err
-	}
-	bump(&ds.shard.stats.streamsAborted, 1)
 	if _, invalid := wire.ValidateBatch(op.Batch); invalid != nil {
 		return fmt.Errorf("%w: %w", engine.ErrInvalidBatch, invalid)
 	}

@@ -1,0 +1,86 @@
+package shard
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/whippetio/whippet/wire"
+)
+
+// Edge cases of streamed sends: streams that outlive their partition,
+// and requests that meet a stream of another connection.
+
+// waitStreams waits until at least count streams opened on server.
+func waitStreams(t *testing.T, server *Server, count uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if opened, _ := streamCounters(server); opened >= count {
+			return
+		}
+	}
+	opened, _ := streamCounters(server)
+	t.Fatalf("%d streams opened, want %d", opened, count)
+}
+
+// readSend reads a send's reply and returns its status and base offset.
+func (c *moveClient) readSend() (wire.Status, uint64) {
+	c.t.Helper()
+	reply, _, err := wire.DecodeReply(exchange(c.t, c.conn, nil, c.reply))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if reply.Header.Status != wire.StatusOK {
+		return reply.Header.Status, 0
+	}
+	var confirmations wire.SendConfirmations
+	if err := wire.DecodeAll(&confirmations, reply.Payload); err != nil || len(confirmations) != 1 {
+		c.t.Fatalf("send confirmation: %v (%d)", err, len(confirmations))
+	}
+	return wire.StatusOK, confirmations[0].BaseOffset
+}
+
+// TestStreamedSendOutlivesItsPartition: a connection streams into
+// partition 1, which is deleted and created again (the same id) while
+// the rest of its frame is on its way; another connection then streams
+// into the new partition. The first connection's bytes never reach the
+// second one's stream: both sends are stored whole and intact.
+func TestStreamedSendOutlivesItsPartition(t *testing.T) {
+	server := startStreamServer(t, BackendIOURing)
+	random := rand.New(rand.NewPCG(11, 12))
+	admin, early, late := dialMove(t, server, 30), dialMove(t, server, 31), dialMove(t, server, 32)
+	admin.setup(2)
+	earlyFrame := early.sendFrame(largeBatch(0), wire.PartitionID(1))
+	early.writeSlowly(earlyFrame[:len(earlyFrame)*3/4], random)
+	waitStreams(t, server, 1)
+	change := &wire.PartitionsChange{Stream: wire.NumericID(0), Topic: wire.NumericID(0), PartitionsCount: 1}
+	admin.call(wire.OperationDeletePartitions, 0, change, nil)
+	admin.call(wire.OperationCreatePartitions, 0, change, nil)
+	if status, _ := admin.sendLarge(largeBatch(9000), wire.PartitionID(1), random); status != wire.StatusOK {
+		t.Fatalf("send to the new partition: %v", status)
+	}
+	opened, _ := streamCounters(server)
+	lateFrame := late.sendFrame(largeBatch(5000), wire.PartitionID(1))
+	late.writeSlowly(lateFrame[:len(lateFrame)/4], random)
+	waitStreams(t, server, opened+1)
+	early.writeSlowly(earlyFrame[len(earlyFrame)*3/4:], random)
+	earlyStatus, _ := early.readSend()
+	late.writeSlowly(lateFrame[len(lateFrame)/4:], random)
+	lateStatus, _ := late.readSend()
+	if earlyStatus != wire.StatusOK || lateStatus != wire.StatusOK {
+		t.Fatalf("sends around the partition's re-creation: %v and %v, want OK", earlyStatus, lateStatus)
+	}
+	payloads := admin.pollAll(1)
+	if len(payloads) != 3000 {
+		t.Fatalf("the new partition holds %d messages, want 3000", len(payloads))
+	}
+	for _, first := range []string{"m000000000", "m000005000"} {
+		found := false
+		for index := 1000; index < 3000; index += 1000 {
+			found = found || payloads[index] == first
+		}
+		if !found {
+			t.Fatalf("the batch starting with %q is not stored", first)
+		}
+	}
+}
