@@ -50,16 +50,20 @@ func TestStreamedSendOutlivesItsPartition(t *testing.T) {
 	random := rand.New(rand.NewPCG(11, 12))
 	admin, early, late := dialMove(t, server, 30), dialMove(t, server, 31), dialMove(t, server, 32)
 	admin.setup(2)
+	if status, _ := admin.sendLarge(largeBatch(7000), wire.PartitionID(1), random); status != wire.StatusOK {
+		t.Fatalf("send to the first partition 1: %v", status) // and it is open
+	}
+	opened, _ := streamCounters(server)
 	earlyFrame := early.sendFrame(largeBatch(0), wire.PartitionID(1))
 	early.writeSlowly(earlyFrame[:len(earlyFrame)*3/4], random)
-	waitStreams(t, server, 1)
+	waitStreams(t, server, opened+1)
 	change := &wire.PartitionsChange{Stream: wire.NumericID(0), Topic: wire.NumericID(0), PartitionsCount: 1}
 	admin.call(wire.OperationDeletePartitions, 0, change, nil)
 	admin.call(wire.OperationCreatePartitions, 0, change, nil)
 	if status, _ := admin.sendLarge(largeBatch(9000), wire.PartitionID(1), random); status != wire.StatusOK {
 		t.Fatalf("send to the new partition: %v", status)
 	}
-	opened, _ := streamCounters(server)
+	opened, _ = streamCounters(server)
 	lateFrame := late.sendFrame(largeBatch(5000), wire.PartitionID(1))
 	late.writeSlowly(lateFrame[:len(lateFrame)/4], random)
 	waitStreams(t, server, opened+1)
