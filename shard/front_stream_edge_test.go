@@ -88,3 +88,48 @@ func TestStreamedSendOutlivesItsPartition(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedSendStalledDoesNotHoldFlushOrPurge: a client that stops in
+// the middle of a streamed send holds its partition for at most
+// streamHoldMax while a FlushUnsavedBuffer (fsync) or a PurgeTopic waits
+// for it, as an append does: both are answered while the stalled
+// request is still incomplete, and the request, once whole, is appended
+// whole.
+func TestStreamedSendStalledDoesNotHoldFlushOrPurge(t *testing.T) {
+	server := startStreamServer(t, BackendIOURing)
+	random := rand.New(rand.NewPCG(13, 14))
+	admin := dialMove(t, server, 40)
+	admin.setup(1)
+	if status, _ := admin.sendLarge(largeBatch(7000), wire.PartitionID(0), random); status != wire.StatusOK {
+		t.Fatalf("first send: %v", status) // and the partition is open
+	}
+	for round, wait := range []struct {
+		operation wire.Operation
+		code      wire.Code
+		body      wire.Body
+	}{
+		{wire.OperationNonReplicated, wire.CodeFlushUnsavedBuffer, &wire.FlushUnsavedBuffer{Stream: wire.NumericID(0),
+			Topic: wire.NumericID(0), PartitionID: 0, Fsync: true}},
+		{wire.OperationPurgeTopic, 0, &wire.TopicTarget{Stream: wire.NumericID(0), Topic: wire.NumericID(0)}},
+	} {
+		slow := dialMove(t, server, uint64(41+round))
+		opened, _ := streamCounters(server)
+		frame := slow.sendFrame(largeBatch(0), wire.PartitionID(0))
+		slow.writeSlowly(frame[:len(frame)/2], random)
+		waitStreams(t, server, opened+1)
+		if err := admin.conn.SetDeadline(time.Now().Add(3 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		admin.call(wait.operation, wait.code, wait.body, nil) // fails the test on the deadline
+		if err := admin.conn.SetDeadline(time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		slow.writeSlowly(frame[len(frame)/2:], random)
+		if status, _ := slow.readSend(); status != wire.StatusOK {
+			t.Fatalf("round %d: the stalled send: %v", round, status)
+		}
+	}
+	if payloads := admin.pollAll(0); len(payloads) != 1000 {
+		t.Fatalf("the purged partition holds %d messages, want the 1000 sent after the purge", len(payloads))
+	}
+}
