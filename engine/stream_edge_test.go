@@ -81,3 +81,56 @@ func TestStreamAbortTruncateFails(t *testing.T) {
 		t.Fatal("no seed crashed with the header written and the final piece not")
 	}
 }
+
+// TestStreamAcrossSegmentRoll: streamed batches that cross SegmentBytes
+// (the segment rolls after them), with dropped ones between them whose
+// pieces are cut back, in the old segment and in the new ones; a crash
+// with one more stream's pieces written recovers every acknowledged
+// batch in order over the segments.
+func TestStreamAcrossSegmentRoll(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		mem, p, options, serial := piecedSetup(t, seed, engine.DurabilityPersisted)
+		other := uint64(9000)
+		for round := range 7 {
+			if round%2 == 1 {
+				dropped := enginetest.Batch(5, largeMessages(&other, 64)...)
+				f := openStream(t, mem, p, dropped, seed*10+uint64(round))
+				if err := f.feed(len(dropped) * 3 / 4); err != nil {
+					t.Fatal(err)
+				}
+				memBackend{mem}.drain()
+				p.StreamAbort(f.id)
+				memBackend{mem}.drain()
+				continue
+			}
+			base := p.OffsetNext()
+			op, err := openStream(t, mem, p, enginetest.Batch(7, largeMessages(&serial, 64)...), seed*10+uint64(round)).finish(new(int))
+			memBackend{mem}.drain()
+			if err != nil || op.Err != nil || op.BaseOffset != base {
+				t.Fatalf("seed %d round %d: stream at %d: %v %v", seed, round, op.BaseOffset, err, op.Err)
+			}
+			if p.SizeBytes() >= options.SegmentBytes {
+				// The roll waits for the next append; a stream is refused until then.
+				small := enginetest.Batch(6, randomMessages(newRandom(seed), &serial, 2, 500)...)
+				if _, err := appendBatch(t, memBackend{mem}, p, small, 30); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if p.SegmentCount() < 3 || p.StreamedBatches() != 4 {
+			t.Fatalf("seed %d: %d segments, %d streamed", seed, p.SegmentCount(), p.StreamedBatches())
+		}
+		acknowledged := p.OffsetNext()
+		last := enginetest.Batch(5, largeMessages(&other, 64)...)
+		f := openStream(t, mem, p, last, seed)
+		if err := f.feed(len(last) * 3 / 4); err != nil {
+			t.Fatal(err)
+		}
+		mem.Run(1 + int(seed%2))
+		clone := memBackend{mem.Crash(seed)}
+		reopened := mustOpen(t, clone, options)
+		checkMessages(t, clone, reopened, 0, acknowledged)
+		closePartition(t, memBackend{mem}, p)
+		checkMessages(t, memBackend{mem}, mustOpen(t, memBackend{mem}, options), 0, acknowledged)
+	}
+}
