@@ -1,7 +1,11 @@
 package shard
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,5 +135,122 @@ func TestStreamedSendStalledDoesNotHoldFlushOrPurge(t *testing.T) {
 	}
 	if payloads := admin.pollAll(0); len(payloads) != 1000 {
 		t.Fatalf("the purged partition holds %d messages, want the 1000 sent after the purge", len(payloads))
+	}
+}
+
+// smallBatch encodes count messages of 100 bytes whose payloads name
+// serial .. serial+count-1.
+func smallBatch(serial, count int) []byte {
+	messages := make([]wire.OutgoingMessage, count)
+	for index := range messages {
+		payload := make([]byte, 100)
+		copy(payload, fmt.Sprintf("m%09d", serial+index))
+		messages[index] = wire.OutgoingMessage{Payload: payload, OriginTimestamp: 1}
+	}
+	batch := make([]byte, wire.BatchBytes(messages))
+	wire.EncodeBatch(batch, messages)
+	return batch
+}
+
+// TestStreamedSendsConcurrentProducers: three connections send large
+// (streamed) and small batches to one partition at once while a fourth
+// drops streams in the middle and a fifth polls: every confirmed batch
+// is stored whole at its confirmed offset, offsets are contiguous, each
+// producer's batches keep their order, and no poll ever returns a
+// message of a dropped stream.
+func TestStreamedSendsConcurrentProducers(t *testing.T) {
+	server := startStreamServer(t, BackendIOURing)
+	admin := dialMove(t, server, 50)
+	admin.reply = make([]byte, 8<<20) // a poll of 1000 messages may span large batches
+	admin.setup(1)
+	if status, _ := admin.sendLarge(largeBatch(900_000), wire.PartitionID(0), rand.New(rand.NewPCG(1, 1))); status != wire.StatusOK {
+		t.Fatalf("first send: %v", status) // and the partition is open
+	}
+	type sent struct{ base, first, count int }
+	results := make([][]sent, 3)
+	var wg sync.WaitGroup
+	for producer := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dialMove(t, server, uint64(51+producer))
+			random := rand.New(rand.NewPCG(uint64(producer), 9))
+			serial := (producer + 1) * 100_000
+			for round := range 6 {
+				batch, count := largeBatch(serial), 1000
+				if round%2 == 1 {
+					count = 1 + random.IntN(20)
+					batch = smallBatch(serial, count)
+				}
+				status, confirmation := c.sendLarge(batch, wire.PartitionID(0), random)
+				if status != wire.StatusOK {
+					t.Errorf("producer %d round %d: %v", producer, round, status)
+					return
+				}
+				results[producer] = append(results[producer], sent{int(confirmation.BaseOffset), serial, count})
+				serial += count
+			}
+		}()
+	}
+	var dropped atomic.Bool
+	stop := make(chan struct{})
+	polled := make(chan int, 1)
+	go func() {
+		c := dialMove(t, server, 60)
+		c.reply = make([]byte, 8<<20)
+		count := 0
+		for {
+			select {
+			case <-stop:
+				polled <- count
+				return
+			default:
+			}
+			for _, payload := range c.pollAll(0) {
+				if strings.HasPrefix(payload, "m0005") {
+					dropped.Store(true)
+				}
+			}
+			count++
+		}
+	}()
+	random := rand.New(rand.NewPCG(77, 78))
+	for attempt := range 3 {
+		gone := dialMove(t, server, uint64(70+attempt))
+		frame := gone.sendFrame(largeBatch(500_000), wire.PartitionID(0))
+		gone.writeSlowly(frame[:len(frame)/2], random)
+		if err := gone.conn.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(stop)
+	opened, aborted := streamCounters(server)
+	t.Logf("%d polls during the sends; %d streams, %d dropped", <-polled, opened, aborted)
+	if opened < 2 {
+		t.Fatalf("%d streams opened: the sends did not stream", opened)
+	}
+	payloads := admin.pollAll(0)
+	total := 1000
+	for producer, batches := range results {
+		for index, batch := range batches {
+			if index > 0 && batch.base <= batches[index-1].base {
+				t.Fatalf("producer %d: batch %d at %d after %d", producer, index, batch.base, batches[index-1].base)
+			}
+			for message := range batch.count {
+				if batch.base+message >= len(payloads) || payloads[batch.base+message] != fmt.Sprintf("m%09d", batch.first+message) {
+					t.Fatalf("producer %d batch %d: offset %d does not hold its message", producer, index, batch.base+message)
+				}
+			}
+			total += batch.count
+		}
+	}
+	if len(payloads) != total || dropped.Load() {
+		t.Fatalf("partition holds %d messages, want %d; a dropped stream's message polled: %v", len(payloads), total, dropped.Load())
+	}
+	for _, payload := range payloads {
+		if strings.HasPrefix(payload, "m0005") {
+			t.Fatalf("a dropped stream's message is stored: %s", payload)
+		}
 	}
 }
