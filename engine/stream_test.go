@@ -302,3 +302,45 @@ func TestStreamPieceWriteFails(t *testing.T) {
 	}
 	checkMessages(t, memBackend{mem}, p, 0, 67)
 }
+
+// TestStreamYieldsToFlush: a Flush while a stream receives drops the
+// stream (its request would keep the flush waiting as long as its
+// client takes), the flush completes, and the batch, appended whole,
+// lands at the offset it would have had.
+func TestStreamYieldsToFlush(t *testing.T) {
+	for _, fsync := range []bool{false, true} {
+		mem, p, _, serial := piecedSetup(t, 8, engine.DurabilityWritten)
+		large := enginetest.Batch(5, largeMessages(&serial, 64)...)
+		f := openStream(t, mem, p, large, 4)
+		if err := f.feed(len(large) / 2); err != nil {
+			t.Fatal(err)
+		}
+		flushed := 0
+		flush := p.Flush
+		if fsync {
+			flush = p.Sync
+		}
+		if err := flush(func(err error) {
+			if err != nil {
+				t.Errorf("flush: %v", err)
+			}
+			flushed++
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.StreamFeed(f.id, large[:f.fed+1]); !errors.Is(err, engine.ErrClosed) {
+			t.Fatalf("feed after a flush: %v, want ErrClosed", err)
+		}
+		memBackend{mem}.drain()
+		if flushed != 1 {
+			t.Fatalf("flush completed %d times", flushed)
+		}
+		if _, err := f.finish(new(int)); !errors.Is(err, engine.ErrClosed) {
+			t.Fatalf("finish of a dropped stream: %v, want ErrClosed", err)
+		}
+		if op, err := appendBatch(t, memBackend{mem}, p, large, 30); err != nil || op.BaseOffset != 3 {
+			t.Fatalf("whole append after the dropped stream: %v", err)
+		}
+		checkMessages(t, memBackend{mem}, p, 0, 67)
+	}
+}
