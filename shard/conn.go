@@ -460,6 +460,8 @@ func (c *Conn) consume(data []byte) {
 		data = data[n:]
 		if c.frameLen == len(c.frame) {
 			c.deliver()
+		} else if c.progress {
+			c.progress = c.handler.(frameProgressNotifier).onFrameProgress(c, c.frame, c.frameLen)
 		}
 	}
 }
