@@ -92,7 +92,7 @@ func TestStreamAppend(t *testing.T) {
 			if int64(len(file)) <= start+256<<10 {
 				t.Fatalf("after 3/4 of the batch arrived the log holds %d bytes (batch at %d)", len(file), start)
 			}
-			headerEnd := (start + 256 + 511) &^ 511
+			headerEnd := (start + 256 + 4095) &^ 4095 // blockBytes
 			for at := start; at < headerEnd; at++ {
 				if file[at] != 0 {
 					t.Fatalf("byte %d of the header block(s) is %#x before the batch was complete: a header could be read there", at, file[at])
@@ -346,4 +346,42 @@ func TestStreamYieldsToFlush(t *testing.T) {
 		}
 		checkMessages(t, memBackend{mem}, p, 0, 67)
 	}
+}
+
+// TestStreamFinalWriteFails fails the header write (EIO): the batch is
+// not acknowledged and fails, its offsets are handed out again, the log
+// is cut back to the acknowledged end, and the next append takes them.
+func TestStreamFinalWriteFails(t *testing.T) {
+	mem, p, options, serial := piecedSetup(t, 12, engine.DurabilityWritten)
+	start := p.SizeBytes()
+	large := enginetest.Batch(5, largeMessages(&serial, 64)...)
+	f := openStream(t, mem, p, large, 6)
+	if err := f.feed(len(large) / 2); err != nil {
+		t.Fatal(err)
+	}
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite && op.Position <= start && len(op.Buffer) <= 8192 {
+			return syscall.EIO // the header block(s)
+		}
+		return nil
+	}
+	done := 0
+	op, err := f.finish(&done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memBackend{mem}.drain()
+	if done != 1 || !errors.Is(op.Err, syscall.EIO) || p.OffsetNext() != 3 {
+		t.Fatalf("failed header write: acks %d, error %v, visible end %d", done, op.Err, p.OffsetNext())
+	}
+	if file, _ := mem.File(firstLog); int64(len(file)) != p.SizeBytes() {
+		t.Fatalf("log of %d bytes after the failed header write, segment %d", len(file), p.SizeBytes())
+	}
+	mem.Inject = nil
+	serial = 3
+	if again, err := appendBatch(t, memBackend{mem}, p, enginetest.Batch(5, largeMessages(&serial, 64)...), 30); err != nil || again.BaseOffset != 3 {
+		t.Fatalf("append after the failed stream: %v", err)
+	}
+	closePartition(t, memBackend{mem}, p)
+	checkMessages(t, memBackend{mem}, mustOpen(t, memBackend{mem}, options), 0, 67)
 }
