@@ -133,7 +133,7 @@ func cacheBytes(text string, limitBytes uint64) (uint64, error) {
 // CacheBytes is the cache memory system.cache.size asks for, resolved
 // against the memory limit (MemoryLimitBytes); 0 means no cache.
 func (c *Config) CacheBytes() (uint64, error) {
-	limit, err := MemoryLimitBytes()
+	limit, err := c.memoryLimitBytes()
 	if err != nil {
 		if strings.TrimSpace(c.System.Cache.Size) == "auto" {
 			return 0, invalid("system.cache.size", "\"auto\" needs the memory limit: %v", err)
@@ -141,4 +141,22 @@ func (c *Config) CacheBytes() (uint64, error) {
 		limit = math.MaxUint64 // an explicit size stands on its own
 	}
 	return cacheBytes(c.System.Cache.Size, limit)
+}
+
+// memoryReading is one reading of MemoryLimitBytes.
+type memoryReading struct {
+	done  bool
+	bytes uint64
+	err   error
+}
+
+// memoryLimitBytes is MemoryLimitBytes, read on the first call and kept:
+// the limit belongs to the process, not to the keys, so a later change of
+// the keys leaves it valid.
+func (c *Config) memoryLimitBytes() (uint64, error) {
+	if !c.memory.done {
+		c.memory.bytes, c.memory.err = MemoryLimitBytes()
+		c.memory.done = true
+	}
+	return c.memory.bytes, c.memory.err
 }
