@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/whippetio/whippet/internal/meminfo"
 )
 
 // cacheAutoDivisor: size = "auto" gives the cache this fraction of the
@@ -24,7 +26,7 @@ const cacheBytesMin = 4 << 10
 var (
 	procSelfCgroupPath = "/proc/self/cgroup"
 	cgroupRootPath     = "/sys/fs/cgroup"
-	memInfoPath        = "/proc/meminfo"
+	memInfoPath        = meminfo.Path
 )
 
 // MemoryLimitBytes is the memory this process may use: its cgroup's
@@ -35,9 +37,9 @@ func MemoryLimitBytes() (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("configs: read the memory size: %w", err)
 	}
-	total, err := parseMemTotal(string(text))
-	if err != nil {
-		return 0, err
+	total, ok := meminfo.MemTotalBytes(string(text))
+	if !ok {
+		return 0, fmt.Errorf("configs: no MemTotal in %s", memInfoPath)
 	}
 	if limit, ok := cgroupMemoryMax(); ok && limit < total {
 		return limit, nil
@@ -90,24 +92,6 @@ func cgroupMemoryMax() (uint64, bool) {
 func parseMemoryMax(text string) (uint64, bool) {
 	value, err := strconv.ParseUint(strings.TrimSpace(text), 10, 64)
 	return value, err == nil && value > 0
-}
-
-// parseMemTotal reads the MemTotal line (kB) of /proc/meminfo.
-func parseMemTotal(text string) (uint64, error) {
-	for line := range strings.Lines(text) {
-		rest, ok := strings.CutPrefix(line, "MemTotal:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 2 && fields[1] == "kB" {
-			if kilobytes, err := strconv.ParseUint(fields[0], 10, 64); err == nil && kilobytes > 0 {
-				return kilobytes << 10, nil
-			}
-		}
-		break
-	}
-	return 0, fmt.Errorf("configs: no MemTotal in %s", memInfoPath)
 }
 
 // cacheBytes resolves system.cache.size against limitBytes, the memory
