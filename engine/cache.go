@@ -40,6 +40,9 @@ type Cache struct {
 	entries      []cacheEntry
 	sequenceTail uint64
 	sequenceHead uint64
+	// liveBytes is the sum of the live records' lengths, kept as records
+	// are made and die so that Stats need not walk them.
+	liveBytes    int64
 	evictedCount uint64
 	failed       bool // mapping the arena failed: cache nothing
 	ahead        bool // a populator goroutine faults the arena in (PopulateAhead)
@@ -127,6 +130,7 @@ func (c *Cache) record(at int, length int, journal int, from int) uint64 {
 	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: at, length: length,
 		journal: journal, from: from}
 	c.sequenceHead++
+	c.liveBytes += int64(length)
 	invariant.Assert(c.head <= c.capacityBytes, "records lie within the claimed arena")
 	return sequence
 }
@@ -223,6 +227,8 @@ func (c *Cache) claim(capacityBytes int) bool {
 // evict drops the oldest record.
 func (c *Cache) evict() {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
+	c.liveBytes -= int64(c.entries[c.sequenceTail%uint64(len(c.entries))].length)
+	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceTail++
 	c.evictedCount++
 	if c.empty() {
@@ -281,9 +287,14 @@ func (c *Cache) Stats() CacheStats {
 		EvictedCount:  c.evictedCount,
 		HeldCount:     c.heldLen,
 		ReadyBytes:    int64(c.readyBytes()),
+		Bytes:         c.liveBytes,
 	}
-	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
-		stats.Bytes += int64(c.entries[sequence%uint64(len(c.entries))].length)
+	if invariant.Enabled {
+		walked := int64(0)
+		for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
+			walked += int64(c.entries[sequence%uint64(len(c.entries))].length)
+		}
+		invariant.Assert(walked == c.liveBytes, "the live byte count sums the live records")
 	}
 	return stats
 }
@@ -293,6 +304,7 @@ func (c *Cache) Stats() CacheStats {
 // it stops.
 func (c *Cache) Release() {
 	c.sequenceTail = c.sequenceHead
+	c.liveBytes = 0
 	c.Drain(0) // every record died: this frees the journals
 	c.head, c.wrapEnd = 0, 0
 	c.budget.release(int64(c.capacityBytes))

@@ -96,6 +96,9 @@ func (m *maintenance) request(op *MaintenanceOp, kind maintenanceKind) error {
 	op.SegmentsDeleted, op.BytesDeleted, op.Err = 0, 0, nil
 	m.current = op
 	m.started = false
+	if kind == maintenancePurge {
+		p.streamYield()
+	}
 	m.resume()
 	return nil
 }

@@ -32,6 +32,8 @@ type differential struct {
 	clock   uint64
 	out     []byte
 	pieced  uint64 // batches written in pieces by partitions since closed
+	// streamed counts the batches appended while they arrived.
+	streamed uint64
 }
 
 var consumers = []engine.Consumer{
@@ -88,6 +90,8 @@ func runDifferential(t *testing.T, seed uint64, storage backend, directory strin
 	d.p = mustOpen(t, storage, d.options)
 	for step := 0; step < steps; step++ {
 		switch roll := d.random.IntN(100); {
+		case roll < 4:
+			d.streamOne()
 		case roll < 45:
 			d.appendSome()
 		case roll < 85:
@@ -104,8 +108,8 @@ func runDifferential(t *testing.T, seed uint64, storage backend, directory strin
 	}
 	d.restart()
 	d.checkEverything()
-	t.Logf("end: offsets [%d, %d), %d segments, %d consumers, %d batches written in pieces",
-		d.model.first, d.model.next(), d.p.SegmentCount(), len(d.model.offsets), d.pieced)
+	t.Logf("end: offsets [%d, %d), %d segments, %d consumers, %d batches written in pieces, %d streamed",
+		d.model.first, d.model.next(), d.p.SegmentCount(), len(d.model.offsets), d.pieced, d.streamed)
 }
 
 // appendSome submits up to four appends before draining, so they group.

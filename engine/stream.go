@@ -34,7 +34,8 @@ import (
 // partition appends again, so no stale piece can later pass for a batch.
 //
 // While a stream is open no other append is admitted (ErrBusy: its
-// offsets and file position would follow a batch that may still abort).
+// offsets and file position would follow a batch that may still abort);
+// a Sync, Flush or purge drops a stream still receiving (streamYield).
 
 type streamState uint8
 
@@ -271,6 +272,16 @@ func (p *Partition) StreamAbort(id uint64) {
 	s.state = streamAborting
 	if !s.piece {
 		p.streamDrain()
+	}
+}
+
+// streamYield drops a receiving stream for what waits for the write
+// pipeline to drain (a Sync or Flush, a purge): the stream's request
+// could keep them waiting as long as its client takes to send it, and
+// appended whole it follows them instead.
+func (p *Partition) streamYield() {
+	if p.stream.state == streamReceiving {
+		p.StreamAbort(p.stream.id)
 	}
 }
 

@@ -92,8 +92,11 @@ func TestStreamAppend(t *testing.T) {
 			if int64(len(file)) <= start+256<<10 {
 				t.Fatalf("after 3/4 of the batch arrived the log holds %d bytes (batch at %d)", len(file), start)
 			}
-			if binary.LittleEndian.Uint64(file[start+32:]) != 0 {
-				t.Fatal("the batch header reached the log before the batch was complete")
+			headerEnd := (start + 256 + 4095) &^ 4095 // blockBytes
+			for at := start; at < headerEnd; at++ {
+				if file[at] != 0 {
+					t.Fatalf("byte %d of the header block(s) is %#x before the batch was complete: a header could be read there", at, file[at])
+				}
 			}
 			other := &engine.AppendOp{Batch: enginetest.Batch(6, randomMessages(newRandom(3), &serial, 2, 500)...),
 				Timestamp: 21, Done: func(*engine.AppendOp) {}}
@@ -301,4 +304,84 @@ func TestStreamPieceWriteFails(t *testing.T) {
 		t.Fatalf("whole append after the failed stream: %v", err)
 	}
 	checkMessages(t, memBackend{mem}, p, 0, 67)
+}
+
+// TestStreamYieldsToFlush: a Flush while a stream receives drops the
+// stream (its request would keep the flush waiting as long as its
+// client takes), the flush completes, and the batch, appended whole,
+// lands at the offset it would have had.
+func TestStreamYieldsToFlush(t *testing.T) {
+	for _, fsync := range []bool{false, true} {
+		mem, p, _, serial := piecedSetup(t, 8, engine.DurabilityWritten)
+		large := enginetest.Batch(5, largeMessages(&serial, 64)...)
+		f := openStream(t, mem, p, large, 4)
+		if err := f.feed(len(large) / 2); err != nil {
+			t.Fatal(err)
+		}
+		flushed := 0
+		flush := p.Flush
+		if fsync {
+			flush = p.Sync
+		}
+		if err := flush(func(err error) {
+			if err != nil {
+				t.Errorf("flush: %v", err)
+			}
+			flushed++
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.StreamFeed(f.id, large[:f.fed+1]); !errors.Is(err, engine.ErrClosed) {
+			t.Fatalf("feed after a flush: %v, want ErrClosed", err)
+		}
+		memBackend{mem}.drain()
+		if flushed != 1 {
+			t.Fatalf("flush completed %d times", flushed)
+		}
+		if _, err := f.finish(new(int)); !errors.Is(err, engine.ErrClosed) {
+			t.Fatalf("finish of a dropped stream: %v, want ErrClosed", err)
+		}
+		if op, err := appendBatch(t, memBackend{mem}, p, large, 30); err != nil || op.BaseOffset != 3 {
+			t.Fatalf("whole append after the dropped stream: %v", err)
+		}
+		checkMessages(t, memBackend{mem}, p, 0, 67)
+	}
+}
+
+// TestStreamFinalWriteFails fails the header write (EIO): the batch is
+// not acknowledged and fails, its offsets are handed out again, the log
+// is cut back to the acknowledged end, and the next append takes them.
+func TestStreamFinalWriteFails(t *testing.T) {
+	mem, p, options, serial := piecedSetup(t, 12, engine.DurabilityWritten)
+	start := p.SizeBytes()
+	large := enginetest.Batch(5, largeMessages(&serial, 64)...)
+	f := openStream(t, mem, p, large, 6)
+	if err := f.feed(len(large) / 2); err != nil {
+		t.Fatal(err)
+	}
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite && op.Position <= start && len(op.Buffer) <= 8192 {
+			return syscall.EIO // the header block(s)
+		}
+		return nil
+	}
+	done := 0
+	op, err := f.finish(&done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memBackend{mem}.drain()
+	if done != 1 || !errors.Is(op.Err, syscall.EIO) || p.OffsetNext() != 3 {
+		t.Fatalf("failed header write: acks %d, error %v, visible end %d", done, op.Err, p.OffsetNext())
+	}
+	if file, _ := mem.File(firstLog); int64(len(file)) != p.SizeBytes() {
+		t.Fatalf("log of %d bytes after the failed header write, segment %d", len(file), p.SizeBytes())
+	}
+	mem.Inject = nil
+	serial = 3
+	if again, err := appendBatch(t, memBackend{mem}, p, enginetest.Batch(5, largeMessages(&serial, 64)...), 30); err != nil || again.BaseOffset != 3 {
+		t.Fatalf("append after the failed stream: %v", err)
+	}
+	closePartition(t, memBackend{mem}, p)
+	checkMessages(t, memBackend{mem}, mustOpen(t, memBackend{mem}, options), 0, 67)
 }

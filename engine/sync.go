@@ -28,6 +28,7 @@ func (p *Partition) startSync(done func(error), fsync bool) error {
 	p.syncer.fsync = fsync
 	p.syncer.op.Callback = p.syncer.stepDone
 	p.syncer.started = false
+	p.streamYield()
 	p.startFlush()
 	p.syncer.resume()
 	return nil

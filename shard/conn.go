@@ -460,6 +460,8 @@ func (c *Conn) consume(data []byte) {
 		data = data[n:]
 		if c.frameLen == len(c.frame) {
 			c.deliver()
+		} else if c.progress {
+			c.progress = c.handler.(frameProgressNotifier).onFrameProgress(c, c.frame, c.frameLen)
 		}
 	}
 }
@@ -592,10 +594,7 @@ func (c *Conn) finishClose() {
 	if c.state != connClosing || c.recvArmed || c.sendArmed {
 		return
 	}
-	c.state = connClosed
-	if err := unix.Close(c.fd); err != nil {
-		c.shard.logger.Warn("shard: close connection", "fd", c.fd, "err", err.Error())
-	}
+	c.closeSocket()
 	if c.sendJoined != nil {
 		c.shard.Release(c.sendJoined)
 		c.sendJoined, c.sendCovers = nil, 0
@@ -615,6 +614,15 @@ func (c *Conn) finishClose() {
 	c.parked = nil
 	c.shard.freeConn(c)
 	c.handler.OnClose(c, c.closeErr)
+}
+
+// closeSocket marks the connection closed and closes its fd; no op of it
+// is in flight on any shard.
+func (c *Conn) closeSocket() {
+	c.state = connClosed
+	if err := unix.Close(c.fd); err != nil {
+		c.shard.logger.Warn("shard: close connection", "fd", c.fd, "err", err.Error())
+	}
 }
 
 func (c *Conn) token(kind tokenKind) uint64 {

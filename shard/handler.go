@@ -38,8 +38,9 @@ type connSentNotifier interface {
 // frameProgressNotifier is a Handler shown a large frame's bytes while
 // they arrive: the connection receives such a frame straight into its
 // buffer progressRecvBytes at a time, and after each receive that did
-// not complete it calls onFrameProgress with the whole frame buffer (its
-// declared size), of which the first arrived bytes are in. The handler
+// not complete it (straight in, or copied out of receive buffers) calls
+// onFrameProgress with the whole frame buffer (its declared size), of
+// which the first arrived bytes are in. The handler
 // may read them, never keep or write frame; the frame is delivered whole
 // to OnFrame as ever. It returns whether it wants to see more of this
 // frame; on false the rest is received in as few receives as it takes.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/whippetio/whippet/ring"
+	"github.com/whippetio/whippet/wire"
 )
 
 // TestLimits asserts the relationships between the named limits, each
@@ -21,6 +22,11 @@ func TestLimits(t *testing.T) {
 	check(shardCountMax*shardCountMax*queueSlotCount <= 1<<22, "the queues of all ordered pairs stay within 4M slots")
 	check(shardCountMax <= cpuSetBits, "every shard can be pinned to a CPU a CPUSet names")
 	check(completionsPerTurnMax >= recvBufferCount, "one turn can reap a receive for every provided buffer")
+	check(streamFrameBytesMin >= directRecvBytesMin+progressRecvBytes,
+		"a streamed frame is large enough to be received into its buffer, in more than one step")
+	check(wire.HeaderBytes+streamHeadBytesMin <= recvBufferBytes,
+		"the first receive buffer of a frame holds what the front looks at before it streams")
+	check(streamHoldMax >= 10*time.Millisecond, "a stream is not dropped before a megabyte could arrive over a slow link")
 	check(recvBufferCount&(recvBufferCount-1) == 0, "a provided-buffer ring holds a power of two buffers")
 	check(recvBufferBytes%4096 == 0, "receive buffers are whole pages")
 	check(frameHeadBytesMax < frameBytesMax, "a frame's head fits within the largest frame")
