@@ -282,9 +282,6 @@ func (ds *DataShard) startPurge(p *dataPartition) {
 			p.cluster.submitPurge(p.purges[0].op.PurgeGeneration)
 			return
 		}
-		if ds.streamHeld(p); p.stream != 0 {
-			return // the engine would wait for the stream: retry on the next tick
-		}
 		err := p.part.Purge(&p.purgeOp)
 		if err == nil {
 			p.purging = true

@@ -124,11 +124,6 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		op.offsetOp.Consumer = op.Consumer
 		err = p.part.DeleteOffset(&op.offsetOp)
 	case DataFlush:
-		if p.stream != 0 {
-			// The engine waits for the stream to end: wait parked, where
-			// the hold limit applies (streamHeld).
-			return true
-		}
 		if op.Fsync {
 			err = p.part.Sync(op.syncDone)
 		} else {

@@ -73,9 +73,8 @@ func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
 	ds.schedule(p)
 }
 
-// streamHeld drops the partition's stream when an append, a flush or a
-// purge found it busy and the stream has held it for streamHoldMax
-// already.
+// streamHeld drops the partition's stream when an append found it busy
+// and the stream has held it for streamHoldMax already.
 func (ds *DataShard) streamHeld(p *dataPartition) {
 	if p.stream == 0 || ds.shard.now().Sub(p.streamOpened) < streamHoldMax {
 		return
