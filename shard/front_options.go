@@ -59,6 +59,10 @@ type ServerOptions struct {
 	// on another shard's partitions moves to that shard, which spares each
 	// request two cross-shard hops (front_affinity.go).
 	ConnectionAffinityOff bool
+	// SendStreamingOff appends every SendMessages batch once its request is
+	// whole. By default a large one is appended while it arrives when its
+	// partition is the connection's shard's (front_stream.go).
+	SendStreamingOff bool
 	// ReadChecksumsUnverified serves batches read from disk without
 	// verifying their checksums (system.partition.validate_checksum =
 	// false). Appends are verified whatever it says.

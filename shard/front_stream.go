@@ -56,7 +56,7 @@ func (st *sendStream) of(frame []byte) *sendStream {
 
 func (f *front) onFrameProgress(conn *Conn, frame []byte, arrived int) bool {
 	s, _ := conn.Attached().(*session)
-	if s == nil || s.classic != nil || len(frame) < streamFrameBytesMin {
+	if s == nil || s.classic != nil || len(frame) < streamFrameBytesMin || f.server.options.SendStreamingOff {
 		return false
 	}
 	st := &s.stream

@@ -28,9 +28,15 @@ func startStreamServer(t *testing.T, backend string) *Server {
 // startStreamServerIn runs a one-shard server on backend over directory.
 func startStreamServerIn(t *testing.T, backend, directory string) *Server {
 	t.Helper()
+	return startStreamServerWith(t, backend, directory, false)
+}
+
+// startStreamServerWith runs a one-shard server, streaming sends or not.
+func startStreamServerWith(t *testing.T, backend, directory string, streamingOff bool) *Server {
+	t.Helper()
 	cpus := skipUnlessTwoShards(t, backend)
 	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: backend, Listen: "127.0.0.1:0"},
-		DataPath: directory, Durability: 1 /* written */, Logger: testLogger()})
+		DataPath: directory, Durability: 1 /* written */, Logger: testLogger(), SendStreamingOff: streamingOff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,5 +327,23 @@ func TestStreamedSendServerStop(t *testing.T) {
 	status, confirmation := again.sendLarge(largeBatch(1000), wire.PartitionID(0), random)
 	if status != wire.StatusOK || confirmation.BaseOffset != 1000 {
 		t.Fatalf("send after the restart: status %v, base %d", status, confirmation.BaseOffset)
+	}
+}
+
+// TestStreamedSendsOff: with SendStreamingOff no send streams, and large
+// sends land as ever.
+func TestStreamedSendsOff(t *testing.T) {
+	server := startStreamServerWith(t, BackendIOURing, t.TempDir(), true)
+	random := rand.New(rand.NewPCG(9, 10))
+	c := dialMove(t, server, 13)
+	c.setup(1)
+	for round := range 3 {
+		status, confirmation := c.sendLarge(largeBatch(round*1000), wire.PartitionID(0), random)
+		if status != wire.StatusOK || confirmation.BaseOffset != uint64(round*1000) {
+			t.Fatalf("send %d: status %v, base %d", round, status, confirmation.BaseOffset)
+		}
+	}
+	if opened, _ := streamCounters(server); opened != 0 {
+		t.Fatalf("%d sends streamed with streaming off", opened)
 	}
 }
