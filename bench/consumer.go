@@ -23,6 +23,19 @@ type reader struct {
 	assigned    []uint32
 	generation  uint64
 	refreshedAt time.Time
+	// replyBuffer receives every poll reply in turn, and reply decodes it:
+	// a reply is walked before the next poll, so one buffer serves them all.
+	replyBuffer []byte
+	reply       wire.PolledMessages
+}
+
+// pollReply runs one PollMessages into the reader's reply buffer; the
+// reply is valid until the next call.
+func (a *actor) pollReply(ctx context.Context, request *wire.PollMessages) (*wire.PolledMessages, error) {
+	r := &a.reader
+	buffer, err := a.client.PollMessagesInto(ctx, request, &r.reply, r.replyBuffer)
+	r.replyBuffer = buffer
+	return &r.reply, err
 }
 
 // polled is what one poll returned, summed.
@@ -194,7 +207,7 @@ func (a *actor) poll(ctx context.Context, count uint32) (polled, error) {
 		Stream:   target.stream, Topic: target.topic, Partition: wire.PartitionOf(partition),
 		Strategy: wire.Strategy{Kind: wire.StrategyOffset, Value: r.next[partition]}, Count: count,
 	}
-	reply, err := a.client.PollMessages(ctx, &request)
+	reply, err := a.pollReply(ctx, &request)
 	if err != nil {
 		return polled{}, fmt.Errorf("bench: consumer %d: poll: %w", a.plan.ID, err)
 	}

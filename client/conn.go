@@ -24,6 +24,12 @@ type call struct {
 	frame     *[]byte // pooled; see takeFrame
 	reply     wire.Reply
 	buffer    []byte // the reply frame; reply's slices point into it
+	// into is where the reader receives the reply frame when it fits (a
+	// caller reusing its buffer, PollMessagesInto); receiving is set,
+	// under the connection's mu, once the reader writes into it. A caller
+	// that gives up before that clears into instead.
+	into      []byte
+	receiving bool
 	err       error
 	done      chan struct{}
 	deadline  time.Time // when the connection gives up waiting for the reply
@@ -111,7 +117,7 @@ func (c *conn) readLoop() {
 	defer close(c.done)
 	reader := bufio.NewReader(c.netConn)
 	for {
-		frame, err := readFrame(reader)
+		frame, err := readFrame(reader, c.frameFor)
 		if err != nil {
 			c.fail(errors.Join(ErrDisconnected, err))
 			return
@@ -209,8 +215,9 @@ func (c *conn) isBroken() bool {
 
 // readFrame reads one whole frame: it peeks the header for the declared
 // size, then reads header and body into one buffer. Reading through the
-// buffered reader takes pipelined replies in few syscalls.
-func readFrame(reader *bufio.Reader) ([]byte, error) {
+// buffered reader takes pipelined replies in few syscalls. frameFor
+// returns the buffer for a frame of the size it is given.
+func readFrame(reader *bufio.Reader, frameFor func(size int) []byte) ([]byte, error) {
 	header, err := reader.Peek(wire.HeaderBytes)
 	if err != nil {
 		return nil, err
@@ -219,9 +226,45 @@ func readFrame(reader *bufio.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := make([]byte, size)
+	frame := frameFor(size)
 	if _, err := io.ReadFull(reader, frame); err != nil {
 		return nil, err
 	}
 	return frame, nil
+}
+
+// frameFor returns the buffer the next reply frame, of size bytes, goes
+// into: the oldest pending call's own buffer when it offered one that is
+// large enough (the call is then marked receiving, so its caller no longer
+// walks away from it), else a new one.
+func (c *conn) frameFor(size int) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) > 0 {
+		head := c.pending[0]
+		if head.into != nil && cap(head.into) >= size {
+			head.receiving = true
+			return head.into[:size]
+		}
+	}
+	return make([]byte, size)
+}
+
+// abandon is the end of a call whose caller stops waiting: unless the
+// reader is already receiving into the call's buffer, the buffer is taken
+// back at once; else abandon waits until the reader is done with it (the
+// frame arrives, or the connection fails; the watchdog bounds both).
+func (c *conn) abandon(pending *call) {
+	if pending.into == nil {
+		return
+	}
+	c.mu.Lock()
+	receiving := pending.receiving
+	if !receiving {
+		pending.into = nil
+	}
+	c.mu.Unlock()
+	if receiving {
+		<-pending.done
+	}
 }
