@@ -361,8 +361,15 @@ func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
 		if reason := r.invalid(record); reason != "" {
 			return true, r.corrupt(at, reason)
 		}
-		if batchOffsetLast(record) >= poll.offset && !r.take(poll, record, noSequence) {
-			return true, nil
+		if batchOffsetLast(record) >= poll.offset {
+			if !r.take(poll, record, noSequence) {
+				return true, nil
+			}
+			if poll.offset <= batchOffsetLast(record) && poll.remaining > 0 && poll.offset < poll.limit {
+				// Sliced for want of room: Out is full. A later, smaller
+				// record must not be taken past the frames left out.
+				return true, nil
+			}
 		}
 		at += length
 		poll.offset = max(poll.offset, batchOffsetLast(record)+1)
