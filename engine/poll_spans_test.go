@@ -103,7 +103,9 @@ func TestPollSpansMatchCopies(t *testing.T) {
 	if stats := cache.Stats(); stats.PinnedCount != 0 {
 		t.Fatalf("%d pins left after every release", stats.PinnedCount)
 	}
-	last := len(model) - 20
-	compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollOffset, Value: uint64(last), Count: 20}),
-		model[last:], uint64(last))
+	for offset := 0; offset < len(model); offset += 1 + random.IntN(40) {
+		count := min(1+random.IntN(300), len(model)-offset)
+		compareMessages(t, poll(t, storage, p, &engine.PollOp{Strategy: engine.PollOffset, Value: uint64(offset),
+			Count: uint32(count)}), model[offset:offset+count], uint64(offset))
+	}
 }
