@@ -45,9 +45,13 @@ type Cache struct {
 	sequenceTail uint64
 	sequenceHead uint64
 	evictedCount uint64
-	pinnedCount  int  // pins held on records (pin, Unpin)
-	failed       bool // mapping the arena failed: cache nothing
-	ahead        bool // a populator goroutine faults the arena in (PopulateAhead)
+	pinnedCount  int // pins held on records (pin, Unpin)
+	// pinBlocked counts the evictions a pinned record stopped (a refused
+	// record, a Trim put off); the shard then has its sends in place copy
+	// their records out.
+	pinBlocked uint64
+	failed     bool // mapping the arena failed: cache nothing
+	ahead      bool // a populator goroutine faults the arena in (PopulateAhead)
 	// held is a ring of journals whose batches wait for their copy, in
 	// sequence order; wake tells the shard to start draining it.
 	held     [cacheHeldMax]heldJournal
@@ -86,6 +90,7 @@ type CacheStats struct {
 	EvictedCount  uint64 // records evicted since the start
 	HeldCount     int    // written journals waiting for their copy
 	PinnedCount   int    // pins held by sends reading records in place
+	PinBlocked    uint64 // evictions a pinned record stopped since the start
 	ReadyBytes    int64  // of CapacityBytes, what is faulted in ahead of the copies
 }
 
@@ -144,6 +149,7 @@ func (c *Cache) record(at int, length int, journal int32, from int) uint64 {
 func (c *Cache) reserve(length int) (int, bool) {
 	if c.sequenceHead-c.sequenceTail == uint64(len(c.entries)) {
 		if !c.evictable() {
+			c.pinBlocked++
 			return 0, false
 		}
 		c.evict()
@@ -166,6 +172,7 @@ func (c *Cache) reserve(length int) (int, bool) {
 		}
 		for c.wrapped() && c.head+length > c.entries[c.sequenceTail%uint64(len(c.entries))].at {
 			if !c.evictable() {
+				c.pinBlocked++
 				return 0, false
 			}
 			c.evict()
@@ -272,12 +279,14 @@ func (c *Cache) shrink(capacityBytes int) {
 	invariant.Assert(capacityBytes%int(c.budget.chunkBytes) == 0, "a cache shrinks to whole chunks")
 	for c.wrapped() && c.wrapEnd > capacityBytes {
 		if !c.evictable() {
+			c.pinBlocked++
 			return
 		}
 		c.evict()
 	}
 	for !c.empty() && !c.wrapped() && c.head > capacityBytes {
 		if !c.evictable() {
+			c.pinBlocked++
 			return
 		}
 		c.evict()
@@ -312,6 +321,7 @@ func (c *Cache) Stats() CacheStats {
 		EvictedCount:  c.evictedCount,
 		HeldCount:     c.heldLen,
 		PinnedCount:   c.pinnedCount,
+		PinBlocked:    c.pinBlocked,
 		ReadyBytes:    int64(c.readyBytes()),
 	}
 	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {

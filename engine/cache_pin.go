@@ -24,6 +24,11 @@ func (s *PollSpan) Release() {
 	*s = PollSpan{}
 }
 
+// PinBlocked counts the evictions a pinned record stopped since the
+// start; when it grows, the holders of spans should copy their records
+// out and release them (the cache cannot take new records meanwhile).
+func (c *Cache) PinBlocked() uint64 { return c.pinBlocked }
+
 // pin holds the record of sequence in place and returns its bytes, or nil
 // when it cannot be sent in place: it died, or it still lies in a held
 // journal, which Drain frees after copying it.

@@ -67,6 +67,7 @@ type Conn struct {
 	sendJoined []byte
 	sendCovers int
 	sendVec    [][]byte // the pieces of a vectored send in flight (startSendVec)
+	evacuating bool     // the send in flight is cancelled to copy its spans out (evacuate)
 }
 
 // outgoing is one queued buffer; a reply frees an in-flight slot when sent.
@@ -255,6 +256,11 @@ func (c *Conn) sent() (nonReplies int) {
 func (c *Conn) onSend(completion Completion) {
 	invariant.Assert(c.sendArmed, "send completion has a send in flight")
 	c.sendArmed = false
+	evacuating := c.evacuating && c.state < connClosing
+	if evacuating && completion.Errno == unix.ECANCELED {
+		completion.Errno = 0 // cancelled by evacuate: nothing went out
+	}
+	c.evacuating = false
 	if completion.Errno != 0 {
 		c.close(fmt.Errorf("shard: send: %w", completion.Errno))
 		c.finishClose()
@@ -269,6 +275,9 @@ func (c *Conn) onSend(completion Completion) {
 		bump(&c.shard.stats.sendsPartial, 1)
 	} else {
 		notify = c.sent()
+	}
+	if evacuating {
+		c.flattenQueued(0) // nothing is in flight now
 	}
 	switch {
 	case c.state >= connClosing:

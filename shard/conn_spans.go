@@ -106,3 +106,63 @@ func (c *Conn) startSendVec(front *outgoing) error {
 	c.sendVec = front.vectors(c.sendOffset, c.sendVec[:0])
 	return c.shard.backend.SendVec(c.fd, c.sendVec, c.token(tokenSend))
 }
+
+// evacuate copies the records of this connection's replies that wait to
+// go out in place into buffers of their own and releases their spans: the
+// shard's cache could not evict a pinned record (engine.Cache.PinBlocked),
+// and a client that reads slowly, or not at all, must not keep it from
+// taking new records. A reply in flight is cancelled first; its
+// completion copies what is left of it (onSend).
+func (c *Conn) evacuate() {
+	if c.state >= connClosing || c.evacuating || c.sendLen == 0 {
+		return // a closing connection releases its spans once no send is in flight
+	}
+	if !c.sendArmed {
+		c.flattenQueued(0)
+		return
+	}
+	if c.sendJoined == nil && c.sendQueue[c.sendHead].spans != nil {
+		c.evacuating = true
+		if err := c.shard.backend.Cancel(c.fd, c.token(tokenSend)); err != nil {
+			c.shard.fail(err)
+		}
+		return
+	}
+	c.flattenQueued(c.sendCovers) // behind the send in flight
+}
+
+// flattenQueued copies the queued replies with spans, from the index-th
+// queued buffer on, into buffers of their own; none of them is in flight.
+func (c *Conn) flattenQueued(index int) {
+	for ; index < c.sendLen; index++ {
+		queued := &c.sendQueue[(c.sendHead+index)%sendQueueLenMax]
+		if queued.spans == nil {
+			continue
+		}
+		offset := 0
+		if index == 0 {
+			offset, c.sendOffset = c.sendOffset, 0
+		}
+		size := queued.size() - offset
+		flat := c.shard.Buffer(size)
+		at := 0
+		for _, piece := range queued.vectors(offset, nil) {
+			at += copy(flat[at:], piece)
+		}
+		invariant.Assert(at == size, "a flattened reply holds every byte left to send")
+		c.shard.Release(queued.buf)
+		c.shard.releaseSpans(queued.spans)
+		queued.buf, queued.spans = flat, nil
+		bump(&c.shard.stats.repliesCopied, 1)
+	}
+}
+
+// evacuateSpans has every connection of the shard copy out the records
+// its replies hold pinned in the cache.
+func (sh *Shard) evacuateSpans() {
+	for _, conn := range sh.conns {
+		if conn != nil && !conn.peer {
+			conn.evacuate()
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -394,4 +395,113 @@ func waitSpansPinned(t *testing.T, server *Server, ok func(pinned uint64) bool, 
 		}
 		time.Sleep(time.Millisecond) // the shards' threads act on their own
 	}
+}
+
+// TestFrontPollSpansCopiedOutForSlowReader: a client that stops reading
+// while its poll replies hold records pinned does not keep the cache from
+// taking new ones: once the cache finds a pinned record in its way, the
+// shard copies those replies' records out (cancelling the send in
+// flight), the pins go, and the client, reading again, gets every reply
+// whole and in order. Method: as in TestFrontPollSpansReleasedOnClose,
+// then appends that wrap the cache, then the stuck client reads its
+// replies and checks every message.
+func TestFrontPollSpansCopiedOutForSlowReader(t *testing.T) {
+	for _, backend := range spansBackends(t) {
+		t.Run(backend, func(t *testing.T) { pollSpansCopiedOut(t, backend) })
+	}
+}
+
+func pollSpansCopiedOut(t *testing.T, backend string) {
+	const partitions, batches, batchMessages = 4, 30, 200
+	server, session := startSpansServer(t, backend, 32<<20)
+	producer, err := net.Dial("tcp", server.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+	request := session(producer, wire.Uint128{Lo: 1})
+	produce := spansProducer(t, producer, request, partitions, batchMessages)
+	for partition := range uint32(partitions) {
+		produce(partition, batches)
+	}
+	slow := dialSmallReceiveBuffer(t, server.Addr().String())
+	defer slow.Close()
+	pollRequest := session(slow, wire.Uint128{Lo: 2})
+	pollNewestInPlace(t, server, slow, pollRequest, produce(0, 0), batchMessages)
+	next := produce(0, 0)
+	const polled = batches / 3 * batchMessages
+	for partition := range uint32(partitions) {
+		if _, err := slow.Write(pollRequest(wire.OperationNonReplicated, wire.CodePollMessages,
+			spansPoll(partition, next[partition]-polled, 3*polled))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned > 0 }, "records pinned by the stuck replies")
+	for partition := range uint32(partitions) {
+		produce(partition, batches) // the cache needs the pinned records' room
+	}
+	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned == 0 }, "no record pinned once copied out")
+	copied := uint64(0)
+	for _, sh := range server.Runtime().Shards() {
+		copied += sh.Stats().RepliesCopied
+	}
+	if copied == 0 {
+		t.Fatal("no reply was copied out")
+	}
+	reply := make([]byte, 16<<20)
+	for partition := range uint32(partitions) {
+		frame := readReply(t, slow, reply)
+		if got := checkSpansReply(t, frame, partition, next[partition]-polled); got != polled {
+			t.Fatalf("partition %d: %d of %d messages after the copy out", partition, got, polled)
+		}
+	}
+}
+
+// spansProducer returns a function that appends count batches of
+// batchMessages to a partition and returns every partition's next offset.
+func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte,
+	partitions int, batchMessages int) func(partition uint32, count int) []uint64 {
+	reply := make([]byte, 1<<20)
+	for _, step := range []struct {
+		operation wire.Operation
+		body      wire.Body
+	}{
+		{wire.OperationCreateStream, &wire.CreateStream{Name: "s"}},
+		{wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: uint32(partitions), Name: "t"}},
+	} {
+		if decoded, _, _ := wire.DecodeReply(exchange(t, conn, request(step.operation, 0, step.body), reply)); decoded.Err() != nil {
+			t.Fatalf("setup: %v", decoded.Err())
+		}
+	}
+	next := make([]uint64, partitions)
+	return func(partition uint32, count int) []uint64 {
+		for range count {
+			messages := make([]wire.OutgoingMessage, batchMessages)
+			for index := range messages {
+				messages[index].Payload = spansPayload(partition, next[partition]+uint64(index))
+			}
+			batch := make([]byte, wire.BatchBytes(messages))
+			wire.EncodeBatch(batch, messages)
+			send := request(wire.OperationSendMessages, 0, &wire.SendMessages{Stream: wire.NumericID(0), Topic: wire.NumericID(0),
+				Partitioning: wire.PartitionID(partition), MessagesCount: uint32(batchMessages), Batch: batch})
+			if decoded, _, err := wire.DecodeReply(exchange(t, conn, send, reply)); err != nil || decoded.Err() != nil {
+				t.Fatalf("send: %v %v", err, decoded.Err())
+			}
+			next[partition] += uint64(batchMessages)
+		}
+		return slices.Clone(next)
+	}
+}
+
+// readReply reads one reply frame into reply.
+func readReply(t *testing.T, conn net.Conn, reply []byte) []byte {
+	t.Helper()
+	if _, err := io.ReadFull(conn, reply[:wire.HeaderBytes]); err != nil {
+		t.Fatal(err)
+	}
+	size := int(binary.LittleEndian.Uint32(reply[48:]))
+	if _, err := io.ReadFull(conn, reply[wire.HeaderBytes:size]); err != nil {
+		t.Fatal(err)
+	}
+	return reply[:size]
 }

@@ -17,6 +17,7 @@ type Stats struct {
 	SendsJoined   uint64 // sends that carried several queued replies copied into one buffer
 	BytesInPlace  uint64 // of the poll replies queued, bytes to go out straight from the cache (no copy)
 	SpansPinned   uint64 // now: cache records pinned by poll replies not yet sent (a gauge)
+	RepliesCopied uint64 // poll replies whose records were copied out of the cache to unpin them (evacuate)
 	RecvsInto     uint64 // receives straight into a large frame's buffer
 	Pauses        uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn    uint64 // cross-shard messages delivered to OnMessage
@@ -37,7 +38,7 @@ type stats struct {
 	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
 	connsMovedIn, connsMovedOut, bytesInPlace    atomic.Uint64
-	spansPinned                                  atomic.Uint64
+	spansPinned, repliesCopied                   atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -55,5 +56,6 @@ func (sh *Shard) Stats() Stats {
 		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),
 		PlainFileOps: s.plainFileOps.Load(), AllocsHeap: s.allocsHeap.Load(),
 		BytesInPlace: s.bytesInPlace.Load(), SpansPinned: s.spansPinned.Load(),
+		RepliesCopied: s.repliesCopied.Load(),
 	}
 }
