@@ -47,28 +47,20 @@ type polled struct {
 	origin    time.Time // origin timestamp of the first message
 }
 
-// readPoll walks a poll reply: counts, payload bytes, the first origin,
-// and checks that offsets run contiguously from the first.
+// readPoll reads a decoded poll reply's summary (gathered by the decode's
+// walk of the records): counts, payload bytes, the first origin, and
+// whether offsets run contiguously from the first.
 func readPoll(reply *wire.PolledMessages) (polled, error) {
-	result := polled{partition: reply.PartitionID}
-	iterator := reply.Messages()
-	for {
-		message, ok := iterator.Next()
-		if !ok {
-			break
-		}
-		if result.count == 0 {
-			result.first = message.Offset
-			result.origin = time.UnixMicro(int64(message.OriginTimestamp))
-		} else if message.Offset != result.first+result.count {
-			return result, fmt.Errorf("bench: partition %d: offset %d after %d messages from %d",
-				reply.PartitionID, message.Offset, result.count, result.first)
-		}
-		result.count++
-		result.userBytes += uint64(len(message.Payload))
+	summary := reply.Summary()
+	result := polled{partition: reply.PartitionID, count: uint64(reply.MessagesCount), userBytes: summary.PayloadBytes}
+	if result.count == 0 {
+		return result, nil
 	}
-	if result.count != uint64(reply.MessagesCount) {
-		return result, fmt.Errorf("bench: poll reply counts %d messages, holds %d", reply.MessagesCount, result.count)
+	result.first = summary.OffsetFirst
+	result.origin = time.UnixMicro(int64(summary.OriginFirst))
+	if !summary.OffsetsInOrder {
+		return result, fmt.Errorf("bench: partition %d: the %d messages from offset %d are not contiguous",
+			reply.PartitionID, result.count, result.first)
 	}
 	return result, nil
 }
