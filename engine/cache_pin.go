@@ -38,12 +38,23 @@ func (c *Cache) pin(sequence uint64) []byte {
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
-	if entry.journal >= 0 {
+	if entry.journal >= 0 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
 		return nil
 	}
 	entry.pins++
 	c.pinnedCount++
 	return c.arena.data[entry.at : entry.at+entry.length : entry.at+entry.length]
+}
+
+// roomBefore is how many bytes of inserts the arena takes (without
+// growing) before one overwrites the record at position: the older region
+// of a wrapped arena lies after head; everything else comes after head
+// wraps to the start.
+func (c *Cache) roomBefore(position int) int {
+	if position >= c.head {
+		return position - c.head
+	}
+	return c.capacityBytes - c.head + position
 }
 
 func (c *Cache) unpin(sequence uint64) {

@@ -110,3 +110,36 @@ func TestCachePinHeldJournal(t *testing.T) {
 	}
 	cache.unpin(first + 1)
 }
+
+// TestCachePinKeepsAMargin: a record the next inserts would overwrite
+// soon is copied rather than pinned, so a consumer reading at the
+// eviction frontier never makes the cache refuse records; the newest
+// record, a whole arena of inserts away, is pinned. Method: fill a small
+// cache until it wraps, then pin the oldest live record and the newest.
+func TestCachePinKeepsAMargin(t *testing.T) {
+	cache := NewCache(NewCacheBudget(1<<20), 1)
+	defer cache.Release()
+	record := make([]byte, 64<<10)
+	var newest uint64
+	for cache.Stats().EvictedCount < 4 {
+		sequence, ok := cache.insert(record)
+		if !ok {
+			t.Fatal("a record refused with nothing pinned")
+		}
+		newest = sequence
+	}
+	oldest := cache.sequenceTail
+	if room := cache.roomBefore(cache.entries[oldest%uint64(len(cache.entries))].at); room >= cache.capacityBytes/cachePinMarginDivisor {
+		t.Fatalf("the oldest record is %d bytes from being overwritten: the setup misses the frontier", room)
+	}
+	if cache.pin(oldest) != nil {
+		t.Fatal("the record next to be overwritten was pinned")
+	}
+	if cache.pin(newest) == nil {
+		t.Fatal("the newest record was not pinned")
+	}
+	cache.unpin(newest)
+	if stats := cache.Stats(); stats.PinnedCount != 0 {
+		t.Fatalf("%d pins left", stats.PinnedCount)
+	}
+}
