@@ -45,8 +45,12 @@ type conn struct {
 	writeMu sync.Mutex // serialises stamping and writing frames
 	mu      sync.Mutex // guards pending and broken
 	pending []*call
-	broken  error
-	done    chan struct{} // closed when the reader exits
+	// receiving is the pending call whose own buffer the reader is
+	// receiving into (frameFor): its done closes only once the reader
+	// is through with that buffer, even when the connection fails first.
+	receiving *call
+	broken    error
+	done      chan struct{} // closed when the reader exits
 
 	// The reply watchdog (deadline.go); guarded by mu.
 	watchdog     *time.Timer
@@ -115,6 +119,7 @@ func (c *conn) brokenErr() error {
 // readLoop reads reply frames and hands each to the oldest pending call.
 func (c *conn) readLoop() {
 	defer close(c.done)
+	defer c.releaseReceiving()
 	reader := bufio.NewReader(c.netConn)
 	for {
 		frame, err := readFrame(reader, c.frameFor)
@@ -151,6 +156,7 @@ func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
 	}
 	head := c.pending[0]
 	c.pending[0] = nil
+	c.receiving = nil
 	if len(c.pending) == 1 {
 		c.pending = c.pending[:0] // keeps the array: the next send appends without allocating
 	} else {
@@ -184,10 +190,27 @@ func (c *conn) fail(err error) {
 	c.breakLocked(err)
 	pending := c.pending
 	c.pending = nil
+	held := c.receiving
+	for _, waiting := range pending {
+		waiting.err = c.broken // under mu: the reader closes held's done (releaseReceiving)
+	}
 	c.mu.Unlock()
 	for _, waiting := range pending {
-		waiting.err = c.broken
-		close(waiting.done)
+		if waiting != held { // the reader may still write into held's buffer
+			close(waiting.done)
+		}
+	}
+}
+
+// releaseReceiving ends, as the reader exits, a call whose buffer it was
+// receiving into when the connection failed: the caller may now reuse it.
+func (c *conn) releaseReceiving() {
+	c.mu.Lock()
+	held := c.receiving
+	c.receiving = nil
+	c.mu.Unlock()
+	if held != nil {
+		close(held.done)
 	}
 }
 
@@ -244,6 +267,7 @@ func (c *conn) frameFor(size int) []byte {
 		head := c.pending[0]
 		if head.into != nil && cap(head.into) >= size {
 			head.receiving = true
+			c.receiving = head
 			return head.into[:size]
 		}
 	}

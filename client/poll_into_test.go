@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/whippetio/whippet/wire"
@@ -125,5 +126,40 @@ func TestPollMessagesIntoCancelled(t *testing.T) {
 	checkPolled(t, 1, &polled, 5, 1000)
 	if !bytes.Equal(abandoned, bytes.Repeat([]byte{0xee}, len(abandoned))) {
 		t.Fatal("the reply of an abandoned poll was written into its caller's buffer")
+	}
+}
+
+// TestPollMessagesIntoTimeoutMidFrame: a reply that stops half-way while
+// the reader receives it into the caller's buffer times out, and the
+// caller gets its error only once the reader let go of the buffer (it
+// must not write into it after the call returned). Method: the peer sends
+// the first half of a poll reply and stalls; the reply timeout fails the
+// connection; the call returns an error, and the connection's reader has
+// exited by then.
+func TestPollMessagesIntoTimeoutMidFrame(t *testing.T) {
+	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
+		whole := replyFrame(t, frame, &wire.PolledMessages{MessagesCount: 50, CurrentOffset: 49,
+			Records: pollRecords(50, 100, 0)})
+		return [][]byte{whole[:len(whole)/2]}, false
+	})
+	options := testOptions(p.address())
+	options.ReplyTimeout = 200 * time.Millisecond
+	client, err := Dial(testContext(t), options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	current, err := client.liveConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var polled wire.PolledMessages
+	if _, err := client.PollMessagesInto(testContext(t), pollFrom(0, 50, false), &polled, make([]byte, 64<<10)); err == nil {
+		t.Fatal("a reply cut half-way was accepted")
+	}
+	select {
+	case <-current.done:
+	default:
+		t.Fatal("the call returned while the reader could still write into its buffer")
 	}
 }
