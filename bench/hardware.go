@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/whippetio/whippet/internal/meminfo"
 )
 
 // Hardware is the fingerprint of the machine a run measured: enough to
@@ -57,7 +59,7 @@ func Fingerprint(identifier string) Hardware {
 		hardware.Identifier, _ = os.Hostname() // an empty identifier is acceptable
 	}
 	hardware.CPUName = cpuName(readText("/proc/cpuinfo"))
-	hardware.TotalMemoryMB = memoryMB(readText("/proc/meminfo"))
+	hardware.TotalMemoryMB = memoryMB(readText(meminfo.Path))
 	hardware.OSName, hardware.OSVersion = osRelease(readText("/etc/os-release"))
 	hardware.KernelVersion = kernelRelease()
 	hardware.IOURing = ioURing(readText("/proc/sys/kernel/io_uring_disabled"), hardware.KernelVersion)
@@ -88,15 +90,10 @@ func cpuName(cpuinfo string) string {
 	return "unknown"
 }
 
-// memoryMB reads MemTotal (kB) of /proc/meminfo as MB.
-func memoryMB(meminfo string) uint64 {
-	for _, line := range strings.Split(meminfo, "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kilobytes, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kilobytes * 1024 / 1_000_000
-		}
-	}
-	return 0
+// memoryMB reads MemTotal (kB) of /proc/meminfo as MB; 0 when absent.
+func memoryMB(text string) uint64 {
+	bytes, _ := meminfo.MemTotalBytes(text) // no MemTotal leaves the field 0
+	return bytes / 1_000_000
 }
 
 // osRelease reads NAME and VERSION_ID of /etc/os-release.

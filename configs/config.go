@@ -12,6 +12,11 @@ type Config struct {
 	PersonalAccessToken PersonalAccessToken `toml:"personal_access_token"`
 	DataMaintenance     DataMaintenance     `toml:"data_maintenance"`
 	Cluster             Cluster             `toml:"cluster"`
+
+	// memory is the memory limit as first read (by Validate), so that
+	// ServerOptions resolves the cache against the same reading instead of
+	// reading /proc and the cgroup files again.
+	memory memoryReading
 }
 
 // TCP is the client listener.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/whippetio/whippet/internal/meminfo"
 )
 
 // cacheAutoDivisor: size = "auto" gives the cache this fraction of the
@@ -24,7 +26,7 @@ const cacheBytesMin = 4 << 10
 var (
 	procSelfCgroupPath = "/proc/self/cgroup"
 	cgroupRootPath     = "/sys/fs/cgroup"
-	memInfoPath        = "/proc/meminfo"
+	memInfoPath        = meminfo.Path
 )
 
 // MemoryLimitBytes is the memory this process may use: its cgroup's
@@ -35,9 +37,9 @@ func MemoryLimitBytes() (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("configs: read the memory size: %w", err)
 	}
-	total, err := parseMemTotal(string(text))
-	if err != nil {
-		return 0, err
+	total, ok := meminfo.MemTotalBytes(string(text))
+	if !ok {
+		return 0, fmt.Errorf("configs: no MemTotal in %s", memInfoPath)
 	}
 	if limit, ok := cgroupMemoryMax(); ok && limit < total {
 		return limit, nil
@@ -92,24 +94,6 @@ func parseMemoryMax(text string) (uint64, bool) {
 	return value, err == nil && value > 0
 }
 
-// parseMemTotal reads the MemTotal line (kB) of /proc/meminfo.
-func parseMemTotal(text string) (uint64, error) {
-	for line := range strings.Lines(text) {
-		rest, ok := strings.CutPrefix(line, "MemTotal:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 2 && fields[1] == "kB" {
-			if kilobytes, err := strconv.ParseUint(fields[0], 10, 64); err == nil && kilobytes > 0 {
-				return kilobytes << 10, nil
-			}
-		}
-		break
-	}
-	return 0, fmt.Errorf("configs: no MemTotal in %s", memInfoPath)
-}
-
 // cacheBytes resolves system.cache.size against limitBytes, the memory
 // limit: "auto" is a share of it, "0" none, anything else a size that
 // must fit within the limit.
@@ -133,7 +117,7 @@ func cacheBytes(text string, limitBytes uint64) (uint64, error) {
 // CacheBytes is the cache memory system.cache.size asks for, resolved
 // against the memory limit (MemoryLimitBytes); 0 means no cache.
 func (c *Config) CacheBytes() (uint64, error) {
-	limit, err := MemoryLimitBytes()
+	limit, err := c.memoryLimitBytes()
 	if err != nil {
 		if strings.TrimSpace(c.System.Cache.Size) == "auto" {
 			return 0, invalid("system.cache.size", "\"auto\" needs the memory limit: %v", err)
@@ -141,4 +125,22 @@ func (c *Config) CacheBytes() (uint64, error) {
 		limit = math.MaxUint64 // an explicit size stands on its own
 	}
 	return cacheBytes(c.System.Cache.Size, limit)
+}
+
+// memoryReading is one reading of MemoryLimitBytes.
+type memoryReading struct {
+	done  bool
+	bytes uint64
+	err   error
+}
+
+// memoryLimitBytes is MemoryLimitBytes, read on the first call and kept:
+// the limit belongs to the process, not to the keys, so a later change of
+// the keys leaves it valid.
+func (c *Config) memoryLimitBytes() (uint64, error) {
+	if !c.memory.done {
+		c.memory.bytes, c.memory.err = MemoryLimitBytes()
+		c.memory.done = true
+	}
+	return c.memory.bytes, c.memory.err
 }

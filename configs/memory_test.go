@@ -106,6 +106,24 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
+// TestMemoryLimitReadOnce: Load reads the memory limit while validating
+// and ServerOptions sizes the "auto" cache from that reading; a limit that
+// changes in between (here: meminfo rewritten) is not read again.
+func TestMemoryLimitReadOnce(t *testing.T) {
+	directory, write := memoryFixture(t)
+	memInfoPath = write("meminfo", "MemTotal:       65536 kB\n")
+	procSelfCgroupPath = filepath.Join(directory, "absent")
+	loaded, err := Load("", []string{"WHIPPET_SYSTEM_CACHE_SIZE=auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("meminfo", "MemFree: 1 kB\n")
+	options, err := loaded.Config.ServerOptions(RootCredentials(nil), []int{0}, nil)
+	if err != nil || options.CacheBytes != (65536<<10)/cacheAutoDivisor {
+		t.Fatalf("cache bytes %d, %v; want a quarter of the limit read by Load", options.CacheBytes, err)
+	}
+}
+
 // TestMemoryLimitAncestor: a limit set on an ancestor cgroup binds the
 // process as well: a leaf whose memory.max is "max" under a parent
 // limited to 8 MiB gives 8 MiB, not MemTotal. Method: fixture files for

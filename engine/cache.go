@@ -44,6 +44,9 @@ type Cache struct {
 	entries      []cacheEntry
 	sequenceTail uint64
 	sequenceHead uint64
+	// liveBytes is the sum of the live records' lengths, kept as records
+	// are made and die so that Stats need not walk them.
+	liveBytes    int64
 	evictedCount uint64
 	pinnedCount  int // pins held on records (pin, Unpin)
 	// pinBlocked counts the evictions a pinned record stopped (a refused
@@ -141,6 +144,7 @@ func (c *Cache) record(at int, length int, journal int32, from int) uint64 {
 	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: at, length: length,
 		journal: journal, from: from}
 	c.sequenceHead++
+	c.liveBytes += int64(length)
 	invariant.Assert(c.head <= c.capacityBytes, "records lie within the claimed arena")
 	return sequence
 }
@@ -252,6 +256,8 @@ func (c *Cache) evictable() bool {
 func (c *Cache) evict() {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
 	invariant.Assert(c.evictable(), "an evicted record is not pinned")
+	c.liveBytes -= int64(c.entries[c.sequenceTail%uint64(len(c.entries))].length)
+	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceTail++
 	c.evictedCount++
 	if c.empty() {
@@ -323,9 +329,14 @@ func (c *Cache) Stats() CacheStats {
 		PinnedCount:   c.pinnedCount,
 		PinBlocked:    c.pinBlocked,
 		ReadyBytes:    int64(c.readyBytes()),
+		Bytes:         c.liveBytes,
 	}
-	for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
-		stats.Bytes += int64(c.entries[sequence%uint64(len(c.entries))].length)
+	if invariant.Enabled {
+		walked := int64(0)
+		for sequence := c.sequenceTail; sequence < c.sequenceHead; sequence++ {
+			walked += int64(c.entries[sequence%uint64(len(c.entries))].length)
+		}
+		invariant.Assert(walked == c.liveBytes, "the live byte count sums the live records")
 	}
 	return stats
 }
@@ -341,6 +352,7 @@ func (c *Cache) Release() {
 		c.arena = nil
 	}
 	c.sequenceTail = c.sequenceHead
+	c.liveBytes = 0
 	c.Drain(0) // every record died: this frees the journals
 	c.head, c.wrapEnd = 0, 0
 	c.budget.release(int64(c.capacityBytes))

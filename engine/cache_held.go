@@ -56,6 +56,10 @@ func (c *Cache) hold(data []byte, release func([]byte), batches []journalBatch) 
 // journal stays its partition's. It does not move head back, so the
 // room they reserved is lost until the arena wraps.
 func (c *Cache) unhold(first uint64) (uint64, bool) {
+	for sequence := max(c.sequenceTail, first); sequence < c.sequenceHead; sequence++ {
+		c.liveBytes -= int64(c.entries[sequence%uint64(len(c.entries))].length)
+	}
+	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceHead = first
 	c.sequenceTail = min(c.sequenceTail, first)
 	if c.empty() {

@@ -12,8 +12,9 @@ import (
 // of them. Method: a released journal is overwritten at once, so a
 // record served from a freed journal shows; after every step each live
 // sequence returns exactly its bytes, a sequence returns nil only once
-// it died, and the claimed total matches both capacities and stays
-// within the limit plus one share; Release frees every journal and
+// it died, Stats counts exactly the live records and their bytes, and
+// the claimed total matches both capacities and stays within the limit
+// plus one share; Release frees every journal and
 // gives every byte back.
 func TestCacheSharedModel(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
@@ -82,6 +83,14 @@ func TestCacheSharedModel(t *testing.T) {
 					t.Fatalf("seed %d step %d: sequence %d returns other bytes (held %d)", seed, step, s, c.entries[s%uint64(len(c.entries))].journal)
 				}
 			}
+			liveBytes := int64(0)
+			for _, record := range want {
+				liveBytes += int64(len(record))
+			}
+			if stats := c.Stats(); stats.Bytes != liveBytes || stats.Records != uint64(len(want)) {
+				t.Fatalf("seed %d step %d: stats count %d records of %d bytes, %d of %d live", seed, step,
+					stats.Records, stats.Bytes, len(want), liveBytes)
+			}
 			total := int64(caches[0].capacityBytes + caches[1].capacityBytes)
 			if budget.UsedBytes() != total || total > budget.limitBytes+int64(caches[0].fairBytes) {
 				t.Fatalf("seed %d: used %d, capacities %d", seed, budget.UsedBytes(), total)
@@ -89,6 +98,9 @@ func TestCacheSharedModel(t *testing.T) {
 		}
 		for _, c := range caches {
 			c.Release()
+			if stats := c.Stats(); stats.Bytes != 0 || stats.Records != 0 {
+				t.Fatalf("seed %d: stats %+v after Release", seed, stats)
+			}
 		}
 		if len(live) != 0 || budget.UsedBytes() != 0 {
 			t.Fatalf("seed %d: %d journals live, %d bytes used after Release", seed, len(live), budget.UsedBytes())

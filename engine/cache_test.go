@@ -319,3 +319,26 @@ func TestCacheTrimFollowsTheClaims(t *testing.T) {
 			budget.UsedBytes(), budget.LimitBytes())
 	}
 }
+
+// TestCacheFailedHoldCounts: a hold whose last batch is too large is
+// undone after its first batches took room, and Stats counts the records
+// and bytes alive before it, not the undone ones. Method: insert a
+// record, hold a journal of a fitting batch and an oversized one, and
+// compare Stats with the record inserted.
+func TestCacheFailedHoldCounts(t *testing.T) {
+	cache := NewCache(NewCacheBudget(256<<10), 1)
+	cache.SetWake(func() {})
+	record := bytes.Repeat([]byte{7}, 1000)
+	if _, ok := cache.insert(record); !ok {
+		t.Fatal("a 1000-byte record refused")
+	}
+	oversized := cache.recordBytesMax() + 1
+	data := make([]byte, 500+oversized)
+	batches := []journalBatch{{at: 0, length: 500}, {at: 500, length: oversized}}
+	if _, ok := cache.hold(data, func([]byte) {}, batches); ok {
+		t.Fatal("a journal with an oversized batch was held")
+	}
+	if stats := cache.Stats(); stats.Records != 1 || stats.Bytes != int64(len(record)) {
+		t.Fatalf("after the failed hold: %d records of %d bytes, want 1 of %d", stats.Records, stats.Bytes, len(record))
+	}
+}

@@ -519,8 +519,7 @@ func (g *ClusterGroup) Destroy(done func(error)) {
 func (g *ClusterGroup) closeJournal() {
 	g.journal.close(func(err error) {
 		if g.destroy && err == nil {
-			storage := g.shard.cluster.data.Local(g.shard.shard).Storage()
-			removeReplicaLog(storage, g.directory, g.closed)
+			g.journal.remove(g.closed)
 			return
 		}
 		g.closed(err)

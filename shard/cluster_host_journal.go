@@ -12,6 +12,9 @@ type groupJournal interface {
 	persist(p *groupPersist)
 	// close waits for the persist under way and closes the files.
 	close(done func(error))
+	// remove deletes the closed journal's files and directory: the group
+	// is gone for good.
+	remove(done func(error))
 }
 
 // groupPersist is one batch's journal writes.

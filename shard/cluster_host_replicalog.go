@@ -10,6 +10,9 @@ type replicaLog struct {
 	batch  replicalog.Persist
 	writes []replicalog.Write
 	done   func(error)
+	// storage and directory are where the log lies, for remove.
+	storage   *Storage
+	directory string
 }
 
 // openReplicaLog is the production groupJournalOpener.
@@ -20,7 +23,7 @@ func openReplicaLog(_ *Shard, storage *Storage, directory string, slotCount int,
 			done(nil, groupLoaded{}, err)
 			return
 		}
-		journal := &replicaLog{log: log, writes: make([]replicalog.Write, 0, 64)}
+		journal := &replicaLog{log: log, writes: make([]replicalog.Write, 0, 64), storage: storage, directory: directory}
 		journal.batch.Done = journal.persisted
 		done(journal, groupLoaded{hardState: loaded.HardState, app: loaded.App, slots: loaded.Slots}, nil)
 	})
@@ -45,7 +48,4 @@ func (j *replicaLog) persist(p *groupPersist) {
 
 func (j *replicaLog) close(done func(error)) { j.log.Close(done) }
 
-// removeReplicaLog deletes a closed group's journal directory.
-func removeReplicaLog(storage *Storage, directory string, done func(error)) {
-	replicalog.Remove(storage, directory, done)
-}
+func (j *replicaLog) remove(done func(error)) { replicalog.Remove(j.storage, j.directory, done) }

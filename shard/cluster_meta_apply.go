@@ -182,16 +182,7 @@ func deleted(state *metadata.State, command *metadata.Command) bool {
 		return topic == nil || topic.Group(command.GroupID) == nil
 	case metadata.DeletePersonalAccessToken:
 		user := state.User(command.UserID)
-		return user == nil || !hasToken(user, command.Name)
-	}
-	return false
-}
-
-func hasToken(user *metadata.User, name string) bool {
-	for _, token := range user.Tokens {
-		if token.Name == name {
-			return true
-		}
+		return user == nil || !user.HasToken(command.Name)
 	}
 	return false
 }

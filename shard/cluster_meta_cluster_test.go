@@ -29,6 +29,17 @@ func startMetaNode(t *testing.T, memory *memoryNet, node, nodes int, dir string)
 // startMetaNodeOn starts a node whose transport transport builds.
 func startMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*Cluster) ClusterTransport) *metaNode {
 	t.Helper()
+	n, err := tryStartMetaNodeOn(t, node, nodes, dir, transport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// tryStartMetaNodeOn is startMetaNodeOn returning the server's start error
+// (a listener that cannot bind, say) instead of failing the test.
+func tryStartMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*Cluster) ClusterTransport) (*metaNode, error) {
+	t.Helper()
 	cluster, err := NewCluster(ClusterOptions{Cluster: 77, Replica: node, ReplicaCount: nodes,
 		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: dir + "/cluster",
 		Logger: testLogger()})
@@ -44,9 +55,9 @@ func startMetaNodeOn(t *testing.T, node, nodes int, dir string, transport func(*
 		Listen: "127.0.0.1:0"}, DataPath: dir + "/data", Durability: 1, Cluster: cluster, Logger: testLogger(),
 		Roster: ClusterConfig{Secret: []byte("a shared secret of at least thirty-two bytes")}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &metaNode{server: server, dir: dir}
+	return &metaNode{server: server, dir: dir}, nil
 }
 
 func (n *metaNode) stop(t *testing.T) {
@@ -332,19 +343,29 @@ func waitFile(t *testing.T, path string) {
 // replica transport (TCP on loopback, authenticated links): a stream
 // created through each node in turn shows on all three with the same ids.
 func TestClusterMetadataOverClusterNet(t *testing.T) {
-	addresses := freeAddresses(t, 3)
 	secret := []byte("a shared secret of at least thirty-two bytes")
-	nodes := make([]*metaNode, 3)
-	for i := range nodes {
-		nodes[i] = startMetaNodeOn(t, i, 3, t.TempDir(), func(cluster *Cluster) ClusterTransport {
-			link, err := NewClusterNet(ClusterNetOptions{Cluster: 77, Replica: i, ReplicaAddresses: addresses,
-				Secret: secret, Deliver: cluster.Deliver, Logger: testLogger()})
+	var nodes []*metaNode
+	startOnFreeAddresses(t, 3, func(addresses []string) error {
+		nodes = make([]*metaNode, 3)
+		for i := range nodes {
+			n, err := tryStartMetaNodeOn(t, i, 3, t.TempDir(), func(cluster *Cluster) ClusterTransport {
+				link, err := NewClusterNet(ClusterNetOptions{Cluster: 77, Replica: i, ReplicaAddresses: addresses,
+					Secret: secret, Deliver: cluster.Deliver, Logger: testLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return link
+			})
 			if err != nil {
-				t.Fatal(err)
+				for _, started := range nodes[:i] {
+					started.stop(t)
+				}
+				return err
 			}
-			return link
-		})
-	}
+			nodes[i] = n
+		}
+		return nil
+	})
 	defer func() {
 		for _, n := range nodes {
 			n.stop(t)

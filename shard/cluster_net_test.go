@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/whippetio/whippet/vsr"
 )
 
@@ -251,6 +253,29 @@ func freeAddresses(t testing.TB, count int) []string {
 		defer listener.Close()
 	}
 	return addresses
+}
+
+// freePortTriesMax bounds how often startOnFreeAddresses starts again
+// because a picked port was taken before it was bound.
+const freePortTriesMax = 5
+
+// startOnFreeAddresses runs start on count loopback addresses from
+// freeAddresses. Their ports are free when picked but bound only when
+// start runs, so another process (a test run sharing the machine) may
+// take one in between: a start failing with EADDRINUSE runs again on new
+// addresses. start undoes what it started before it returns an error.
+func startOnFreeAddresses(t testing.TB, count int, start func(addresses []string) error) {
+	t.Helper()
+	for try := 1; ; try++ {
+		err := start(freeAddresses(t, count))
+		if err == nil {
+			return
+		}
+		if try >= freePortTriesMax || !errors.Is(err, unix.EADDRINUSE) {
+			t.Fatalf("start on free loopback addresses (try %d): %v", try, err)
+		}
+		t.Logf("a picked port was taken before it was bound; starting again: %v", err)
+	}
 }
 
 // waitUntil polls cond until it holds or timeout passes.

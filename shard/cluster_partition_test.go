@@ -35,6 +35,19 @@ func startClusterServer(t *testing.T, node, nodes int, dir string, link func(*Cl
 // use, once every node of the test runs.
 func startClusterServerSplit(t *testing.T, node, nodes int, dataDir, clusterDir string, link func(*Cluster) ClusterTransport) *clusterTestNode {
 	t.Helper()
+	n, err := tryStartClusterServer(t, node, nodes, dataDir, clusterDir, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// tryStartClusterServer is startClusterServerSplit returning the server's
+// start error (a listener that cannot bind, say) instead of failing the
+// test.
+func tryStartClusterServer(t *testing.T, node, nodes int, dataDir, clusterDir string,
+	link func(*Cluster) ClusterTransport) (*clusterTestNode, error) {
+	t.Helper()
 	cluster, err := NewCluster(ClusterOptions{Cluster: 99, Replica: node, ReplicaCount: nodes,
 		Tick: 2 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond, Directory: clusterDir,
 		Logger: testLogger()})
@@ -50,11 +63,11 @@ func startClusterServerSplit(t *testing.T, node, nodes int, dataDir, clusterDir 
 		Listen: "127.0.0.1:0", Logger: testLogger()}, DataPath: dataDir, Durability: 0, Cluster: cluster,
 		Logger: testLogger(), CacheBytes: dataTestCacheBytes})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	n := &clusterTestNode{server: server, dir: dataDir, client: wire.Uint128{Lo: uint64(node + 1)}, reply: make([]byte, 8<<20)}
 	t.Cleanup(n.stop)
-	return n
+	return n, nil
 }
 
 func (n *clusterTestNode) stop() {
@@ -331,12 +344,23 @@ func netTransport(t *testing.T, addresses []string, node int) func(*Cluster) Clu
 // TestClusterPartitionReplicates over the real replica transport, with
 // many sends in flight from every node at once.
 func TestClusterPartitionOverClusterNet(t *testing.T) {
-	addresses := freeAddresses(t, 3)
-	base := t.TempDir()
-	nodes := make([]*clusterTestNode, 3)
-	for i := range nodes {
-		nodes[i] = startClusterServer(t, i, 3, fmt.Sprintf("%s/n%d", base, i), netTransport(t, addresses, i))
-	}
+	var nodes []*clusterTestNode
+	startOnFreeAddresses(t, 3, func(addresses []string) error {
+		base := t.TempDir()
+		nodes = make([]*clusterTestNode, 3)
+		for i := range nodes {
+			dir := fmt.Sprintf("%s/n%d", base, i)
+			n, err := tryStartClusterServer(t, i, 3, dir, dir+"/cluster", netTransport(t, addresses, i))
+			if err != nil {
+				for _, started := range nodes[:i] {
+					started.stop()
+				}
+				return err
+			}
+			nodes[i] = n
+		}
+		return nil
+	})
 	nodes[0].setup(t, 2)
 	checkSame(t, nodes, 2, 0)
 	rounds := 200

@@ -45,11 +45,6 @@ type ClusterGroupStats struct {
 	CommitMax uint64 // known committed
 }
 
-// Leading reports whether the group is normal and led by replica.
-func (g *ClusterGroupStats) Leading(replica int) bool {
-	return g.Status == vsr.StatusNormal && g.Primary == replica
-}
-
 // Limits of the sampler.
 const (
 	// clusterStatsPeriod is how stale a sample may be: a scrape or a
@@ -131,9 +126,6 @@ func (s *ClusterStats) PrimaryChanges() uint64 {
 
 // Replica is this node's replica id.
 func (s *ClusterStats) Replica() int { return s.cluster.options.Replica }
-
-// ReplicaCount is the roster's size.
-func (s *ClusterStats) ReplicaCount() int { return s.cluster.options.ReplicaCount }
 
 // shardSampler is one shard's sampler; only that shard touches it.
 type shardSampler struct {

@@ -605,10 +605,7 @@ func (c *Conn) finishClose() {
 	if c.state != connClosing || c.recvArmed || c.sendArmed {
 		return
 	}
-	c.state = connClosed
-	if err := unix.Close(c.fd); err != nil {
-		c.shard.logger.Warn("shard: close connection", "fd", c.fd, "err", err.Error())
-	}
+	c.closeSocket()
 	if c.sendJoined != nil {
 		c.shard.Release(c.sendJoined)
 		c.sendJoined, c.sendCovers = nil, 0
@@ -629,6 +626,15 @@ func (c *Conn) finishClose() {
 	c.parked = nil
 	c.shard.freeConn(c)
 	c.handler.OnClose(c, c.closeErr)
+}
+
+// closeSocket marks the connection closed and closes its fd; no op of it
+// is in flight on any shard.
+func (c *Conn) closeSocket() {
+	c.state = connClosed
+	if err := unix.Close(c.fd); err != nil {
+		c.shard.logger.Warn("shard: close connection", "fd", c.fd, "err", err.Error())
+	}
 }
 
 func (c *Conn) token(kind tokenKind) uint64 {

@@ -1,10 +1,6 @@
 package shard
 
-import (
-	"golang.org/x/sys/unix"
-
-	"github.com/whippetio/whippet/internal/invariant"
-)
+import "github.com/whippetio/whippet/internal/invariant"
 
 // # Moving a connection to another shard
 //
@@ -152,10 +148,7 @@ func (sh *Shard) moveIn(c *Conn) {
 	mover, ok := c.handler.(connMover)
 	invariant.Assert(ok, "a shard that takes moved connections has a connMover handler")
 	if sh.stopping || len(sh.connsFree) == 0 && len(sh.conns) >= connectionsPerShardMax {
-		c.state = connClosed
-		if err := unix.Close(c.fd); err != nil {
-			sh.logger.Warn("shard: close moved connection", "fd", c.fd, "err", err.Error())
-		}
+		c.closeSocket()
 		sh.connCount.Add(-1)
 		bump(&sh.stats.connsClosed, 1)
 		mover.movedIn(c)

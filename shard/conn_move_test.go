@@ -446,7 +446,7 @@ func TestMovedInChecksUser(t *testing.T) {
 	server := &Server{}
 	server.clients.entries = make(map[uint32]*clientEntry)
 	server.view.Store(buildView(nil, state, newGroupTable(time.Second), viewChange{stream: -1}))
-	f := &front{server: server}
+	f := &front{server: server, shard: &Shard{}}
 	cases := []struct {
 		name      string
 		userID    uint32

@@ -1,8 +1,6 @@
 package shard
 
 import (
-	"time"
-
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
 )
@@ -59,7 +57,7 @@ func (f *front) noteOwner(s *session, owner int) {
 		s.conn.dropMove()
 	}
 	s.affinityStreak++
-	if s.affinityStreak >= affinityRequestsMin && time.Since(s.movedAt) >= affinityMoveIntervalMin {
+	if s.affinityStreak >= affinityRequestsMin && f.shard.now().Sub(s.movedAt) >= affinityMoveIntervalMin {
 		s.conn.wantMove(owner)
 	}
 }
@@ -94,7 +92,7 @@ func (f *front) movedIn(conn *Conn) {
 	invariant.Assert(s.conn == conn, "front: an arriving session belongs to its connection")
 	invariant.Assert(s.order.running == 0, "front: a session moves with no request running")
 	f.sessions = append(f.sessions, s)
-	s.movedAt = time.Now()
+	s.movedAt = f.shard.now()
 	if s.session == 0 {
 		return
 	}

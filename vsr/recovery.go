@@ -230,9 +230,6 @@ func (r *Replica) isFresh() bool {
 // (damaged, or lagging), but holds no op of another view.
 func (r *Replica) viewZero() bool { return r.voteView == 0 && r.logView == 0 }
 
-// IsFresh reports whether the replica holds nothing (see isFresh).
-func (r *Replica) IsFresh() bool { return r.isFresh() }
-
 // onRecovery answers a recovering peer; the primary adds its log head, and
 // a replica that holds nothing says so, even while it recovers itself.
 func (r *Replica) onRecovery(h *Header) {

@@ -77,3 +77,14 @@ func TestTopicOptionsRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressionString names both algorithms and shows an unknown value's
+// number instead of passing it off as "none".
+func TestCompressionString(t *testing.T) {
+	rows := map[Compression]string{CompressionNone: "none", CompressionGzip: "gzip", 0: "unknown(0)", 7: "unknown(7)"}
+	for value, want := range rows {
+		if got := value.String(); got != want {
+			t.Errorf("Compression(%d).String() = %q, want %q", uint8(value), got, want)
+		}
+	}
+}

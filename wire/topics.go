@@ -1,5 +1,7 @@
 package wire
 
+import "strconv"
+
 // TopicTarget is a body naming one topic (§6.5, §6.9).
 type TopicTarget struct {
 	Stream Identifier
@@ -42,6 +44,19 @@ const (
 	CompressionNone Compression = 1
 	CompressionGzip Compression = 2
 )
+
+// String names the algorithm as the topic views print it ("none", "gzip");
+// a value outside the table shows its number, "unknown(7)", rather than
+// passing for one it is not.
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return "none"
+	case CompressionGzip:
+		return "gzip"
+	}
+	return "unknown(" + strconv.FormatUint(uint64(c), 10) + ")"
+}
 
 // Topic option keys (§6.5); durability is our extension (§15 #9).
 const (

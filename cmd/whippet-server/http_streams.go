@@ -18,16 +18,9 @@ func streamJSON(s *wire.StreamInfo) map[string]any {
 
 func topicJSON(t *wire.TopicInfo) map[string]any {
 	return map[string]any{"id": t.ID, "created_at": t.CreatedAt, "name": t.Name, "size": t.SizeBytes,
-		"message_expiry": t.MessageExpiry, "compression_algorithm": compressionName(t.Compression),
+		"message_expiry": t.MessageExpiry, "compression_algorithm": t.Compression.String(),
 		"max_topic_size": t.MaxTopicSize, "replication_factor": 1, "messages_count": t.MessagesCount,
 		"partitions_count": t.PartitionsCount}
-}
-
-func compressionName(c wire.Compression) string {
-	if c == wire.CompressionGzip {
-		return "gzip"
-	}
-	return "none"
 }
 
 func topicDetailsJSON(t *wire.TopicDetails) map[string]any {

@@ -89,16 +89,6 @@ func size(bytes uint64) string {
 	return itoa(bytes)
 }
 
-func compressionName(c wire.Compression) string {
-	switch c {
-	case wire.CompressionNone:
-		return "none"
-	case wire.CompressionGzip:
-		return "gzip"
-	}
-	return "unknown(" + itoa(uint8(c)) + ")"
-}
-
 func userStatusName(s wire.UserStatus) string {
 	switch s {
 	case wire.UserActive:

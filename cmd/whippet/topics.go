@@ -37,7 +37,7 @@ type partitionView struct {
 
 func newTopicView(t *wire.TopicInfo) topicView {
 	view := topicView{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt, PartitionsCount: t.PartitionsCount,
-		MessageExpiry: t.MessageExpiry, Compression: compressionName(t.Compression), MaxTopicSize: t.MaxTopicSize,
+		MessageExpiry: t.MessageExpiry, Compression: t.Compression.String(), MaxTopicSize: t.MaxTopicSize,
 		SizeBytes: t.SizeBytes, MessagesCount: t.MessagesCount}
 	view.Options = optionMap(t.Options)
 	view.DerivedOptions = optionMap(t.DerivedOptions)

@@ -89,6 +89,9 @@ func applyChangePassword(s *State, c *Command) Result {
 	return Result{UserID: c.UserID}
 }
 
+// HasToken reports whether the user holds a personal access token named name.
+func (u *User) HasToken(name string) bool { return u.token(name) >= 0 }
+
 func (u *User) token(name string) int {
 	for index := range u.Tokens {
 		if u.Tokens[index].Name == name {
@@ -106,7 +109,7 @@ func prepareCreateToken(s *State, c *Command) error {
 	if !validName(c.Name) {
 		return ErrInvalidName
 	}
-	if user.token(c.Name) >= 0 {
+	if user.HasToken(c.Name) {
 		return ErrTokenNameExists
 	}
 	if len(user.Tokens) >= tokensPerUserMax {
@@ -126,7 +129,7 @@ func prepareDeleteToken(s *State, c *Command) error {
 	if user == nil {
 		return ErrUserNotFound
 	}
-	if user.token(c.Name) < 0 {
+	if !user.HasToken(c.Name) {
 		return ErrTokenNotFound
 	}
 	return nil

@@ -116,6 +116,9 @@ func TestIDsAndValidation(t *testing.T) {
 	if user, token := s.State().TokenByHash("tokenhash"); user == nil || token.Name != "pat" {
 		t.Fatal("token not found by hash")
 	}
+	if root := s.State().User(0); !root.HasToken("pat") || root.HasToken("other") {
+		t.Fatal("HasToken disagrees with the tokens held")
+	}
 	execute(t, storage, s, Command{Kind: CreatePersonalAccessToken, UserID: 0, Name: "short", Secret: "h2", ExpiryAt: 100})
 	if expired := s.State().ExpiredTokens(100); len(expired) != 1 || expired[0].Name != "short" {
 		t.Fatalf("expired tokens %v", expired)
