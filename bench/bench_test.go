@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/whippetio/whippet/wire"
 )
 
 // BenchmarkRecorderBatch is the cost the bench adds per measured batch.
@@ -30,14 +32,18 @@ func BenchmarkBatcherNext(b *testing.B) {
 	}
 }
 
-// BenchmarkReadPoll is the cost of walking one polled batch of 1000.
+// BenchmarkReadPoll is the cost of decoding and reading one polled batch
+// of 1000, as a consumer does for each reply.
 func BenchmarkReadPoll(b *testing.B) {
-	t := &testing.T{}
-	reply := pollReply(t, 0, 1000, time.Now())
+	payload := pollPayload(1000, pollRecord(0, 1000, time.Now()))
+	var reply wire.PolledMessages
 	b.ReportAllocs()
-	b.SetBytes(int64(len(reply.Records)))
+	b.SetBytes(int64(len(payload)))
 	for b.Loop() {
-		if _, err := readPoll(reply); err != nil {
+		if err := wire.DecodeAll(&reply, payload); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := readPoll(&reply); err != nil {
 			b.Fatal(err)
 		}
 	}

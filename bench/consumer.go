@@ -23,6 +23,19 @@ type reader struct {
 	assigned    []uint32
 	generation  uint64
 	refreshedAt time.Time
+	// replyBuffer receives every poll reply in turn, and reply decodes it:
+	// a reply is walked before the next poll, so one buffer serves them all.
+	replyBuffer []byte
+	reply       wire.PolledMessages
+}
+
+// pollReply runs one PollMessages into the reader's reply buffer; the
+// reply is valid until the next call.
+func (a *actor) pollReply(ctx context.Context, request *wire.PollMessages) (*wire.PolledMessages, error) {
+	r := &a.reader
+	buffer, err := a.client.PollMessagesInto(ctx, request, &r.reply, r.replyBuffer)
+	r.replyBuffer = buffer
+	return &r.reply, err
 }
 
 // polled is what one poll returned, summed.
@@ -34,28 +47,20 @@ type polled struct {
 	origin    time.Time // origin timestamp of the first message
 }
 
-// readPoll walks a poll reply: counts, payload bytes, the first origin,
-// and checks that offsets run contiguously from the first.
+// readPoll reads a decoded poll reply's summary (gathered by the decode's
+// walk of the records): counts, payload bytes, the first origin, and
+// whether offsets run contiguously from the first.
 func readPoll(reply *wire.PolledMessages) (polled, error) {
-	result := polled{partition: reply.PartitionID}
-	iterator := reply.Messages()
-	for {
-		message, ok := iterator.Next()
-		if !ok {
-			break
-		}
-		if result.count == 0 {
-			result.first = message.Offset
-			result.origin = time.UnixMicro(int64(message.OriginTimestamp))
-		} else if message.Offset != result.first+result.count {
-			return result, fmt.Errorf("bench: partition %d: offset %d after %d messages from %d",
-				reply.PartitionID, message.Offset, result.count, result.first)
-		}
-		result.count++
-		result.userBytes += uint64(len(message.Payload))
+	summary := reply.Summary()
+	result := polled{partition: reply.PartitionID, count: uint64(reply.MessagesCount), userBytes: summary.PayloadBytes}
+	if result.count == 0 {
+		return result, nil
 	}
-	if result.count != uint64(reply.MessagesCount) {
-		return result, fmt.Errorf("bench: poll reply counts %d messages, holds %d", reply.MessagesCount, result.count)
+	result.first = summary.OffsetFirst
+	result.origin = time.UnixMicro(int64(summary.OriginFirst))
+	if !summary.OffsetsInOrder {
+		return result, fmt.Errorf("bench: partition %d: the %d messages from offset %d are not contiguous",
+			reply.PartitionID, result.count, result.first)
 	}
 	return result, nil
 }
@@ -194,7 +199,7 @@ func (a *actor) poll(ctx context.Context, count uint32) (polled, error) {
 		Stream:   target.stream, Topic: target.topic, Partition: wire.PartitionOf(partition),
 		Strategy: wire.Strategy{Kind: wire.StrategyOffset, Value: r.next[partition]}, Count: count,
 	}
-	reply, err := a.client.PollMessages(ctx, &request)
+	reply, err := a.pollReply(ctx, &request)
 	if err != nil {
 		return polled{}, fmt.Errorf("bench: consumer %d: poll: %w", a.plan.ID, err)
 	}

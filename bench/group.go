@@ -63,7 +63,7 @@ func (a *actor) pollGroup(ctx context.Context, count uint32) (polled, error) {
 		Stream:   target.stream, Topic: target.topic, Partition: wire.PartitionOf(partition),
 		Strategy: wire.Strategy{Kind: wire.StrategyNext}, Count: count, AutoCommit: true,
 	}
-	reply, err := a.client.PollMessages(ctx, &request)
+	reply, err := a.pollReply(ctx, &request)
 	if err != nil {
 		if status := client.StatusOf(err); status == wire.StatusConsumerGroupMemberNotFound {
 			r.assigned = r.assigned[:0]

@@ -9,18 +9,42 @@ import (
 	"github.com/whippetio/whippet/wire"
 )
 
-// pollReply builds a poll reply holding one stored batch of count messages
-// starting at baseOffset, stamped as the server stamps it.
-func pollReply(t *testing.T, baseOffset uint64, count int, origin time.Time) *wire.PolledMessages {
-	t.Helper()
+// pollRecord builds one stored batch of count messages starting at
+// baseOffset, stamped as the server stamps it.
+func pollRecord(baseOffset uint64, count int, origin time.Time) []byte {
 	pool := []byte(strings.Repeat("x", 64))
 	batcher := newBatcher(pool, 1, 1, Fixed(10), Fixed(uint32(count)))
 	messages, _ := batcher.next(uint32(count), origin)
 	record := make([]byte, wire.BatchBytes(messages))
 	wire.EncodeBatch(record, messages)
 	wire.StampBatch(record, 0, baseOffset, uint64(origin.UnixMicro()))
-	return &wire.PolledMessages{PartitionID: 0, CurrentOffset: baseOffset + uint64(count) - 1,
-		MessagesCount: uint32(count), Records: record}
+	return record
+}
+
+// pollPayload is a poll reply payload holding records of count messages
+// in all, as the client receives it.
+func pollPayload(count int, records ...[]byte) []byte {
+	payload := wire.PollPrefixBytes
+	for _, record := range records {
+		payload += len(record)
+	}
+	out := make([]byte, wire.PollPrefixBytes, payload)
+	wire.EncodePollPrefix(out, 0, 0, uint32(count))
+	for _, record := range records {
+		out = append(out, record...)
+	}
+	return out
+}
+
+// pollReply decodes a poll reply holding one stored batch of count
+// messages starting at baseOffset, as the client does.
+func pollReply(t testing.TB, baseOffset uint64, count int, origin time.Time) *wire.PolledMessages {
+	t.Helper()
+	var reply wire.PolledMessages
+	if err := wire.DecodeAll(&reply, pollPayload(count, pollRecord(baseOffset, count, origin))); err != nil {
+		t.Fatal(err)
+	}
+	return &reply
 }
 
 func TestReadPoll(t *testing.T) {
@@ -32,10 +56,12 @@ func TestReadPoll(t *testing.T) {
 	if result.first != 40 || result.count != 5 || result.userBytes != 50 || !result.origin.Equal(origin) {
 		t.Errorf("read %+v, want offsets 40..44, 50 payload bytes, origin %v", result, origin)
 	}
-	reply := pollReply(t, 0, 3, origin)
-	reply.MessagesCount = 4
-	if _, err := readPoll(reply); err == nil {
-		t.Error("a reply whose count disagrees with its records must fail")
+	var gap wire.PolledMessages
+	if err := wire.DecodeAll(&gap, pollPayload(6, pollRecord(0, 3, origin), pollRecord(4, 3, origin))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readPoll(&gap); err == nil {
+		t.Error("a reply with a gap in its offsets must fail")
 	}
 }
 

@@ -95,7 +95,7 @@ func (c *Client) beat() {
 		}
 		if current, _ := c.liveConn(); current != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), c.options.ReplyTimeout)
-			_, _ = c.invokeOn(ctx, current, wire.CodePing, nil, true) // a failed ping breaks the connection itself
+			_, _ = c.invokeOn(ctx, current, wire.CodePing, nil, true, nil) // a failed ping breaks the connection itself
 			cancel()
 		}
 	}

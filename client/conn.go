@@ -24,6 +24,12 @@ type call struct {
 	frame     *[]byte // pooled; see takeFrame
 	reply     wire.Reply
 	buffer    []byte // the reply frame; reply's slices point into it
+	// into is where the reader receives the reply frame when it fits (a
+	// caller reusing its buffer, PollMessagesInto); receiving is set,
+	// under the connection's mu, once the reader writes into it. A caller
+	// that gives up before that clears into instead.
+	into      []byte
+	receiving bool
 	err       error
 	done      chan struct{}
 	deadline  time.Time // when the connection gives up waiting for the reply
@@ -39,8 +45,12 @@ type conn struct {
 	writeMu sync.Mutex // serialises stamping and writing frames
 	mu      sync.Mutex // guards pending and broken
 	pending []*call
-	broken  error
-	done    chan struct{} // closed when the reader exits
+	// receiving is the pending call whose own buffer the reader is
+	// receiving into (frameFor): its done closes only once the reader
+	// is through with that buffer, even when the connection fails first.
+	receiving *call
+	broken    error
+	done      chan struct{} // closed when the reader exits
 
 	// The reply watchdog (deadline.go); guarded by mu.
 	watchdog     *time.Timer
@@ -109,9 +119,10 @@ func (c *conn) brokenErr() error {
 // readLoop reads reply frames and hands each to the oldest pending call.
 func (c *conn) readLoop() {
 	defer close(c.done)
+	defer c.releaseReceiving()
 	reader := bufio.NewReader(c.netConn)
 	for {
-		frame, err := readFrame(reader)
+		frame, err := readFrame(reader, c.frameFor)
 		if err != nil {
 			c.fail(errors.Join(ErrDisconnected, err))
 			return
@@ -145,6 +156,7 @@ func (c *conn) deliver(reply wire.Reply, frame []byte) bool {
 	}
 	head := c.pending[0]
 	c.pending[0] = nil
+	c.receiving = nil
 	if len(c.pending) == 1 {
 		c.pending = c.pending[:0] // keeps the array: the next send appends without allocating
 	} else {
@@ -178,10 +190,27 @@ func (c *conn) fail(err error) {
 	c.breakLocked(err)
 	pending := c.pending
 	c.pending = nil
+	held := c.receiving
+	for _, waiting := range pending {
+		waiting.err = c.broken // under mu: the reader closes held's done (releaseReceiving)
+	}
 	c.mu.Unlock()
 	for _, waiting := range pending {
-		waiting.err = c.broken
-		close(waiting.done)
+		if waiting != held { // the reader may still write into held's buffer
+			close(waiting.done)
+		}
+	}
+}
+
+// releaseReceiving ends, as the reader exits, a call whose buffer it was
+// receiving into when the connection failed: the caller may now reuse it.
+func (c *conn) releaseReceiving() {
+	c.mu.Lock()
+	held := c.receiving
+	c.receiving = nil
+	c.mu.Unlock()
+	if held != nil {
+		close(held.done)
 	}
 }
 
@@ -209,8 +238,9 @@ func (c *conn) isBroken() bool {
 
 // readFrame reads one whole frame: it peeks the header for the declared
 // size, then reads header and body into one buffer. Reading through the
-// buffered reader takes pipelined replies in few syscalls.
-func readFrame(reader *bufio.Reader) ([]byte, error) {
+// buffered reader takes pipelined replies in few syscalls. frameFor
+// returns the buffer for a frame of the size it is given.
+func readFrame(reader *bufio.Reader, frameFor func(size int) []byte) ([]byte, error) {
 	header, err := reader.Peek(wire.HeaderBytes)
 	if err != nil {
 		return nil, err
@@ -219,9 +249,46 @@ func readFrame(reader *bufio.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := make([]byte, size)
+	frame := frameFor(size)
 	if _, err := io.ReadFull(reader, frame); err != nil {
 		return nil, err
 	}
 	return frame, nil
+}
+
+// frameFor returns the buffer the next reply frame, of size bytes, goes
+// into: the oldest pending call's own buffer when it offered one that is
+// large enough (the call is then marked receiving, so its caller no longer
+// walks away from it), else a new one.
+func (c *conn) frameFor(size int) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) > 0 {
+		head := c.pending[0]
+		if head.into != nil && cap(head.into) >= size {
+			head.receiving = true
+			c.receiving = head
+			return head.into[:size]
+		}
+	}
+	return make([]byte, size)
+}
+
+// abandon is the end of a call whose caller stops waiting: unless the
+// reader is already receiving into the call's buffer, the buffer is taken
+// back at once; else abandon waits until the reader is done with it (the
+// frame arrives, or the connection fails; the watchdog bounds both).
+func (c *conn) abandon(pending *call) {
+	if pending.into == nil {
+		return
+	}
+	c.mu.Lock()
+	receiving := pending.receiving
+	if !receiving {
+		pending.into = nil
+	}
+	c.mu.Unlock()
+	if receiving {
+		<-pending.done
+	}
 }

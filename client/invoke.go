@@ -15,13 +15,19 @@ import (
 // LeaderRecheckInterval, and replays on whichever node that leaves it on
 // (§11), as the Go SDK does.
 func (c *Client) invoke(ctx context.Context, command wire.Code, body wire.Body) (*call, error) {
+	return c.invokeInto(ctx, command, body, nil)
+}
+
+// invokeInto is invoke receiving the reply frame into into when it fits
+// (see call.into); the caller owns into again once it returns.
+func (c *Client) invokeInto(ctx context.Context, command wire.Code, body wire.Body, into []byte) (*call, error) {
 	started := time.Now()
 	for {
 		current, err := c.connection(ctx)
 		if err != nil {
 			return nil, err
 		}
-		done, err := c.invokeOn(ctx, current, command, body, false)
+		done, err := c.invokeOn(ctx, current, command, body, false, into)
 		if StatusOf(err) != wire.StatusTransientNotAccepted || !c.sleepRetry(ctx, started) {
 			return done, err
 		}
@@ -54,12 +60,13 @@ func (c *Client) recheckLeader(ctx context.Context, seen *conn) {
 // while they hold the connecting lock. With replayNotAccepted it replays
 // 58 on the same connection; without, 58 is returned to invoke.
 func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code, body wire.Body,
-	replayNotAccepted bool) (*call, error) {
+	replayNotAccepted bool, into []byte) (*call, error) {
 	started := time.Now()
 	pending, err := c.prepare(command, body)
 	if err != nil {
 		return nil, err
 	}
+	pending.into = into
 	defer func() { releaseFrame(pending.frame) }()
 	for {
 		done, err := c.exchange(ctx, current, pending)
@@ -80,6 +87,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 				pending = &call{}
 				return nil, err
 			}
+			pending.into = into
 		case status == wire.StatusUnauthenticated && c.hasCredentials():
 			current.fail(ErrNotLoggedIn) // the session is gone: the next call reconnects and logs in
 			return done, &Error{Command: command, Status: status}
@@ -134,7 +142,8 @@ func (c *Client) stamp(pending *call) {
 }
 
 func (p *call) replay() *call {
-	return &call{command: p.command, operation: p.operation, request: p.request, frame: p.frame, stamped: true}
+	return &call{command: p.command, operation: p.operation, request: p.request, frame: p.frame, stamped: true,
+		into: p.into}
 }
 
 // exchange sends a prepared call and waits for its reply. A reply that
@@ -156,6 +165,7 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 	case <-ctx.Done():
 		// The call stays queued: its reply will still arrive in order and
 		// is dropped, so the other calls on the connection carry on.
+		current.abandon(pending)
 		return nil, ctx.Err()
 	}
 }

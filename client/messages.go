@@ -77,6 +77,25 @@ func (c *Client) PollMessages(ctx context.Context, request *wire.PollMessages) (
 	return &polled, c.query(ctx, wire.CodePollMessages, request, &polled, wire.StatusEmptyResponse)
 }
 
+// PollMessagesInto polls like PollMessages, but receives the reply frame
+// into buffer when it is large enough, so a consumer polling in a loop
+// reuses one buffer instead of a new one per reply. It returns the buffer
+// now holding the reply (buffer itself, or a larger new one to keep for
+// the next call) and decodes the reply into polled, whose records are
+// views into that buffer: they are valid until the caller reuses it. The
+// caller must not touch buffer while the call runs.
+func (c *Client) PollMessagesInto(ctx context.Context, request *wire.PollMessages, polled *wire.PolledMessages,
+	buffer []byte) ([]byte, error) {
+	done, err := c.invokeInto(ctx, wire.CodePollMessages, request, buffer[:cap(buffer)])
+	if err != nil {
+		return buffer, err
+	}
+	if len(done.reply.Payload) == 0 {
+		return done.buffer, &Error{Command: wire.CodePollMessages, Status: wire.StatusEmptyResponse}
+	}
+	return done.buffer, decodePayload(done, polled)
+}
+
 // FlushUnsavedBuffer asks the server to flush a partition's buffer.
 func (c *Client) FlushUnsavedBuffer(ctx context.Context, request *wire.FlushUnsavedBuffer) error {
 	return c.command(ctx, wire.CodeFlushUnsavedBuffer, request)

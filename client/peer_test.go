@@ -68,7 +68,7 @@ func (p *peer) handle(connection int, netConn net.Conn) {
 	defer netConn.Close()
 	reader := bufio.NewReader(netConn)
 	for {
-		frame, err := readFrame(reader)
+		frame, err := readFrame(reader, func(size int) []byte { return make([]byte, size) })
 		if err != nil {
 			return
 		}

@@ -93,7 +93,7 @@ func (c *Client) register(ctx context.Context, current *conn, login *wire.LoginR
 	if login.WithToken {
 		command = wire.CodeLoginRegisterWithPAT
 	}
-	done, err := c.invokeOn(ctx, current, command, login, true)
+	done, err := c.invokeOn(ctx, current, command, login, true, nil)
 	if err != nil {
 		return wire.LoginReply{}, err
 	}
@@ -124,7 +124,7 @@ func (c *Client) Logout(ctx context.Context) error {
 }
 
 func (c *Client) logoutOn(ctx context.Context, current *conn) error {
-	if _, err := c.invokeOn(ctx, current, wire.CodeLogoutUser, nil, true); err != nil {
+	if _, err := c.invokeOn(ctx, current, wire.CodeLogoutUser, nil, true, nil); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -173,7 +173,7 @@ func (c *Client) rosterWithLeader(ctx context.Context) (wire.ClusterMetadata, bo
 		if err != nil || current == nil {
 			return wire.ClusterMetadata{}, false
 		}
-		done, err := c.invokeOn(ctx, current, wire.CodeGetClusterMetadata, nil, true)
+		done, err := c.invokeOn(ctx, current, wire.CodeGetClusterMetadata, nil, true, nil)
 		if err != nil {
 			return wire.ClusterMetadata{}, false
 		}

@@ -23,8 +23,12 @@ import "github.com/whippetio/whippet/internal/invariant"
 // journal. Without one it copies at once.
 //
 // A record returned by get is valid until the next insert, hold, Drain
-// or Trim. It is not safe for concurrent use: one shard owns it; only
-// the budget is shared.
+// or Trim. A pinned record (pin, for a poll reply sent from the arena in
+// place) stays valid until it is unpinned: eviction, which is FIFO,
+// stops at it, so while a record is pinned no record after it is evicted
+// either; a record that needs the room then goes uncached, and Trim
+// waits. It is not safe for concurrent use: one shard owns it; only the
+// budget is shared.
 type Cache struct {
 	budget    *CacheBudget
 	fairBytes int         // the share of the budget this cache may always claim
@@ -44,8 +48,13 @@ type Cache struct {
 	// are made and die so that Stats need not walk them.
 	liveBytes    int64
 	evictedCount uint64
-	failed       bool // mapping the arena failed: cache nothing
-	ahead        bool // a populator goroutine faults the arena in (PopulateAhead)
+	pinnedCount  int // pins held on records (pin, Unpin)
+	// pinBlocked counts the evictions a pinned record stopped (a refused
+	// record, a Trim put off); the shard then has its sends in place copy
+	// their records out.
+	pinBlocked uint64
+	failed     bool // mapping the arena failed: cache nothing
+	ahead      bool // a populator goroutine faults the arena in (PopulateAhead)
 	// held is a ring of journals whose batches wait for their copy, in
 	// sequence order; wake tells the shard to start draining it.
 	held     [cacheHeldMax]heldJournal
@@ -59,8 +68,11 @@ type cacheEntry struct {
 	at       int // arena position (reserved; filled once copied)
 	length   int
 	// journal is the held slot serving the record until its copy, or -1.
-	journal int
-	from    int // position in that journal
+	journal int32
+	// pins counts the sends reading the record in place (pin): while it
+	// is not zero the record is neither evicted nor unmapped.
+	pins uint32
+	from int // position in that journal
 }
 
 // heldJournal is a written journal whose batches have sequences
@@ -80,6 +92,8 @@ type CacheStats struct {
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
 	HeldCount     int    // written journals waiting for their copy
+	PinnedCount   int    // pins held by sends reading records in place
+	PinBlocked    uint64 // evictions a pinned record stopped since the start
 	ReadyBytes    int64  // of CapacityBytes, what is faulted in ahead of the copies
 }
 
@@ -124,7 +138,7 @@ func (c *Cache) insert(record []byte) (uint64, bool) {
 	return c.record(at, length, -1, 0), true
 }
 
-func (c *Cache) record(at int, length int, journal int, from int) uint64 {
+func (c *Cache) record(at int, length int, journal int32, from int) uint64 {
 	c.head = at + length
 	sequence := c.sequenceHead
 	c.entries[sequence%uint64(len(c.entries))] = cacheEntry{sequence: sequence, at: at, length: length,
@@ -138,6 +152,10 @@ func (c *Cache) record(at int, length int, journal int, from int) uint64 {
 // reserve makes room for length bytes and returns where they go.
 func (c *Cache) reserve(length int) (int, bool) {
 	if c.sequenceHead-c.sequenceTail == uint64(len(c.entries)) {
+		if !c.evictable() {
+			c.pinBlocked++
+			return 0, false
+		}
 		c.evict()
 	}
 	for range 3 { // unwrapped → wrapped → unwrapped at most
@@ -157,6 +175,10 @@ func (c *Cache) reserve(length int) (int, bool) {
 			c.wrapEnd, c.head = c.head, 0
 		}
 		for c.wrapped() && c.head+length > c.entries[c.sequenceTail%uint64(len(c.entries))].at {
+			if !c.evictable() {
+				c.pinBlocked++
+				return 0, false
+			}
 			c.evict()
 		}
 		if c.wrapped() || c.head+length <= c.capacityBytes {
@@ -224,9 +246,16 @@ func (c *Cache) claim(capacityBytes int) bool {
 	return true
 }
 
+// evictable reports whether the oldest record may be evicted: no send
+// reads it in place.
+func (c *Cache) evictable() bool {
+	return c.entries[c.sequenceTail%uint64(len(c.entries))].pins == 0
+}
+
 // evict drops the oldest record.
 func (c *Cache) evict() {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
+	invariant.Assert(c.evictable(), "an evicted record is not pinned")
 	c.liveBytes -= int64(c.entries[c.sequenceTail%uint64(len(c.entries))].length)
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceTail++
@@ -249,12 +278,23 @@ func (c *Cache) Trim() {
 	c.shrink(c.fairBytes)
 }
 
+// shrink evicts the records above capacityBytes and gives that memory
+// back; a pinned record in the way leaves the capacity as it is (the
+// next Trim tries again).
 func (c *Cache) shrink(capacityBytes int) {
 	invariant.Assert(capacityBytes%int(c.budget.chunkBytes) == 0, "a cache shrinks to whole chunks")
 	for c.wrapped() && c.wrapEnd > capacityBytes {
+		if !c.evictable() {
+			c.pinBlocked++
+			return
+		}
 		c.evict()
 	}
 	for !c.empty() && !c.wrapped() && c.head > capacityBytes {
+		if !c.evictable() {
+			c.pinBlocked++
+			return
+		}
 		c.evict()
 	}
 	invariant.Assert(c.head <= capacityBytes, "records left lie within the shrunk arena")
@@ -286,6 +326,8 @@ func (c *Cache) Stats() CacheStats {
 		CapacityBytes: int64(c.capacityBytes),
 		EvictedCount:  c.evictedCount,
 		HeldCount:     c.heldLen,
+		PinnedCount:   c.pinnedCount,
+		PinBlocked:    c.pinBlocked,
 		ReadyBytes:    int64(c.readyBytes()),
 		Bytes:         c.liveBytes,
 	}
@@ -303,6 +345,12 @@ func (c *Cache) Stats() CacheStats {
 // arena, giving its memory back to the budget. The shard calls it when
 // it stops.
 func (c *Cache) Release() {
+	if c.pinnedCount > 0 {
+		// A send still reads records in place (a stop that did not wait
+		// for its connections): the arena stays mapped, as memory the
+		// kernel may still read must.
+		c.arena = nil
+	}
 	c.sequenceTail = c.sequenceHead
 	c.liveBytes = 0
 	c.Drain(0) // every record died: this frees the journals
@@ -404,9 +452,16 @@ func (p *partitionCache) oldest() *cachedBatch {
 
 // find returns the record holding offset, or nil.
 func (p *partitionCache) find(offset uint64) []byte {
+	record, _ := p.findSequence(offset)
+	return record
+}
+
+// findSequence returns the record holding offset and its sequence in the
+// cache, or nil.
+func (p *partitionCache) findSequence(offset uint64) ([]byte, uint64) {
 	oldest := p.oldest()
 	if oldest == nil || offset < oldest.offsetFirst {
-		return nil
+		return nil, 0
 	}
 	low, high := p.first, len(p.batches)
 	for low < high {
@@ -419,9 +474,10 @@ func (p *partitionCache) find(offset uint64) []byte {
 		}
 	}
 	if low == len(p.batches) {
-		return nil
+		return nil, 0
 	}
-	return p.cache.get(p.batches[low].sequence)
+	sequence := p.batches[low].sequence
+	return p.cache.get(sequence), sequence
 }
 
 // findTimestamp returns the first cached record with base_timestamp >=

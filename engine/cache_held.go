@@ -30,7 +30,7 @@ func (c *Cache) hold(data []byte, release func([]byte), batches []journalBatch) 
 		c.Drain(1 << 62) // the shard fell behind: copy the oldest now
 	}
 	c.Trim()
-	slot := (c.heldTail + c.heldLen) % cacheHeldMax
+	slot := int32((c.heldTail + c.heldLen) % cacheHeldMax)
 	first := c.sequenceHead
 	for index := range batches {
 		batch := &batches[index]
@@ -79,7 +79,7 @@ func (c *Cache) Drain(bytesMax int) bool {
 		journal.copied = max(journal.copied, c.sequenceTail)
 		for journal.copied < journal.sequenceEnd {
 			entry := &c.entries[journal.copied%uint64(len(c.entries))]
-			invariant.Assert(entry.sequence == journal.copied && entry.journal == c.heldTail,
+			invariant.Assert(entry.sequence == journal.copied && entry.journal == int32(c.heldTail),
 				"a held sequence names its journal")
 			if copied+entry.length > bytesMax && copied > 0 {
 				return true

@@ -176,6 +176,11 @@
 //     freed once, after its live batches were copied or died, and the
 //     caches of all shards claim at most the budget's limit plus one
 //     shard's fair share, only while the budget is under pressure.
+//  12. A record pinned for a send in place (PollOp.Spans, PollSpan) is
+//     neither evicted, overwritten nor given back to the kernel until its
+//     span is released: eviction stops at it (an insert that needs its
+//     room is refused, a Trim waits), and only records already copied into
+//     the arena are pinned, never a held journal's, which Drain frees.
 //
 // Limits are named in limits.go; TestLimits asserts how they relate.
 package engine

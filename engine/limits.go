@@ -69,6 +69,12 @@ const (
 	// copies wait for the shard's next loop turns; past it the oldest is
 	// copied at once.
 	cacheHeldMax = 16
+	// cachePinMarginDivisor: a record fewer than capacity/divisor bytes of
+	// inserts away from being overwritten is copied, not pinned (pin): a
+	// send in place is then long over before the cache needs its room,
+	// and a consumer reading at the eviction frontier does not make the
+	// cache refuse a producer's records.
+	cachePinMarginDivisor = 4
 	// cacheEntriesMax bounds the number of batches one shard's cache
 	// holds (8 MiB of entries, address space until used).
 	cacheEntriesMax = 1 << 18

@@ -28,8 +28,16 @@ type PollOp struct {
 	// Out receives whole or sliced batch records (PROTOCOL.md §8.5) appended
 	// after its current length, within its capacity: a poll returns fewer
 	// messages rather than grow it.
-	Out  []byte
-	Done func(*PollOp)
+	Out []byte
+	// Spans, when it has spare capacity, lets the poll leave whole records
+	// the cache holds in its arena in place instead of copying them into
+	// Out (up to that capacity; the rest is copied as usual). Each record
+	// left in place is appended to Spans, pinned, and its bytes still count
+	// against Out's capacity, which shrinks by them: a reply is as large as
+	// with copies. The caller owns the spans once Done runs, whatever Err
+	// says, and releases each (PollSpan.Release). Spans is empty at Poll.
+	Spans []PollSpan
+	Done  func(*PollOp)
 
 	// Messages is the count appended to Out; OffsetFirst and OffsetLast
 	// bound them. CurrentOffset is the partition's last acknowledged offset.
@@ -68,6 +76,7 @@ func (p *Partition) Poll(op *PollOp) error {
 	if op.Strategy < PollOffset || op.Strategy > PollNext {
 		return fmt.Errorf("engine: unknown poll strategy %d", op.Strategy)
 	}
+	invariant.Assert(len(op.Spans) == 0, "a poll starts with no spans")
 	op.Messages, op.OffsetFirst, op.OffsetLast, op.Err = 0, 0, 0, nil
 	op.NeedBytes = 0
 	op.limit = p.offsetVisible
@@ -160,8 +169,8 @@ func (r *reader) busy() bool { return r.current != nil || r.ahead.busy }
 func (r *reader) fill(op *PollOp) bool {
 	p := r.p
 	for op.remaining > 0 && op.offset < op.limit {
-		if record := r.memoryRecord(op.offset); record != nil {
-			if !r.take(op, record) {
+		if record, sequence := r.memoryRecordAt(op.offset); record != nil {
+			if !r.take(op, record, sequence) {
 				return true
 			}
 			continue
@@ -185,20 +194,31 @@ func (r *reader) fill(op *PollOp) bool {
 }
 
 func (r *reader) memoryRecord(offset uint64) []byte {
+	record, _ := r.memoryRecordAt(offset)
+	return record
+}
+
+// memoryRecordAt returns the record holding offset in the write buffers
+// or the cache, and its cache sequence (noSequence for a write buffer's).
+func (r *reader) memoryRecordAt(offset uint64) ([]byte, uint64) {
 	p := r.p
 	for _, buffer := range [2]*writeBuffer{p.inflight, p.pending} {
 		if buffer == nil {
 			continue
 		}
 		if index := buffer.find(offset); index >= 0 {
-			return buffer.record(index)
+			return buffer.record(index), noSequence
 		}
 	}
-	return p.cache.find(offset)
+	return p.cache.findSequence(offset)
 }
 
+// noSequence marks a record that is not the cache's.
+const noSequence = ^uint64(0)
+
 // take appends the part of record op wants; false means Out is full.
-func (r *reader) take(op *PollOp, record []byte) bool {
+// sequence is the record's in the cache, or noSequence.
+func (r *reader) take(op *PollOp, record []byte, sequence uint64) bool {
 	if op.byTimestamp {
 		if batchBaseTimestamp(record) < op.timestamp {
 			op.offset = batchOffsetLast(record) + 1
@@ -217,7 +237,7 @@ func (r *reader) take(op *PollOp, record []byte) bool {
 	var taken uint32
 	var needBytes int
 	if start == batchBaseOffset(record) && batchMessageCount(record) <= countMax && len(record) <= cap(op.Out)-len(op.Out) {
-		out, taken = append(op.Out, record...), batchMessageCount(record)
+		out, taken = r.takeWhole(op, record, sequence), batchMessageCount(record)
 	} else {
 		out, taken, needBytes = appendSlice(op.Out, record, start, countMax)
 	}
@@ -236,6 +256,22 @@ func (r *reader) take(op *PollOp, record []byte) bool {
 	op.offset = start + uint64(taken)
 	op.OffsetLast = op.offset - 1
 	return true
+}
+
+// takeWhole appends a whole record to Out, or leaves it in the cache's
+// arena as a span when op takes spans and the cache can pin it; a span's
+// bytes come off Out's capacity. It returns the new Out.
+func (r *reader) takeWhole(op *PollOp, record []byte, sequence uint64) []byte {
+	if sequence == noSequence || len(op.Spans) == cap(op.Spans) || r.p.cache.cache == nil {
+		return append(op.Out, record...)
+	}
+	data := r.p.cache.cache.pin(sequence)
+	if data == nil {
+		return append(op.Out, record...)
+	}
+	invariant.Assert(&data[0] == &record[0] && len(data) == len(record), "a pinned record is the one found")
+	op.Spans = append(op.Spans, PollSpan{At: len(op.Out), Data: data, cache: r.p.cache.cache, sequence: sequence})
+	return op.Out[: len(op.Out) : cap(op.Out)-len(record)]
 }
 
 // segmentFor returns the segment whose written range holds offset.
@@ -325,8 +361,15 @@ func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
 		if reason := r.invalid(record); reason != "" {
 			return true, r.corrupt(at, reason)
 		}
-		if batchOffsetLast(record) >= poll.offset && !r.take(poll, record) {
-			return true, nil
+		if batchOffsetLast(record) >= poll.offset {
+			if !r.take(poll, record, noSequence) {
+				return true, nil
+			}
+			if poll.offset <= batchOffsetLast(record) && poll.remaining > 0 && poll.offset < poll.limit {
+				// Sliced for want of room: Out is full. A later, smaller
+				// record must not be taken past the frames left out.
+				return true, nil
+			}
 		}
 		at += length
 		poll.offset = max(poll.offset, batchOffsetLast(record)+1)

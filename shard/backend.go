@@ -48,6 +48,13 @@ type Backend interface {
 	// Send writes a prefix of data; Result is how much was written, which
 	// may be less than len(data) (the caller sends the rest).
 	Send(fd int, data []byte, token uint64) error
+	// SendVec writes a prefix of the concatenation of spans (at most
+	// sendSpansMax of them), as Send does with one buffer. The kernel reads
+	// every span in place, never through a bounce copy: the caller keeps
+	// spans (and the slice of them) unchanged and mapped until the
+	// Completion, which is how a poll reply goes out straight from the
+	// cache's arena.
+	SendVec(fd int, spans [][]byte, token uint64) error
 	// Read fills a prefix of buf from a file at position; Result is the
 	// byte count (0 at end of file).
 	Read(fd int, buf []byte, position int64, token uint64) error

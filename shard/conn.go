@@ -67,12 +67,15 @@ type Conn struct {
 	// front buffer goes out alone (sendCovers 1).
 	sendJoined []byte
 	sendCovers int
+	sendVec    [][]byte // the pieces of a vectored send in flight (startSendVec)
+	evacuating bool     // the send in flight is cancelled to copy its spans out (evacuate)
 }
 
 // outgoing is one queued buffer; a reply frees an in-flight slot when sent.
 type outgoing struct {
 	buf   []byte
 	reply bool
+	spans *replySpans // records sent in place from the cache, or nil
 }
 
 // Shard returns the shard that owns the connection.
@@ -92,18 +95,7 @@ func (c *Conn) Inflight() int { return c.inflight }
 // its replies is paused like one that sends too many requests. The shard
 // owns buf from now on and recycles it once it is sent. A reply to a
 // closed connection is dropped (the peer is gone).
-func (c *Conn) Reply(buf []byte) error {
-	invariant.Assert(c.inflight > c.repliesQueued, "reply answers a delivered frame")
-	if c.state >= connClosing {
-		c.inflight--
-		c.shard.Release(buf)
-		return ErrConnClosed
-	}
-	invariant.Assert(c.sendLen < sendQueueLenMax, "a reply always fits the send queue")
-	c.repliesQueued++
-	c.enqueue(buf, true)
-	return nil
-}
+func (c *Conn) Reply(buf []byte) error { return c.replyWith(buf, nil) }
 
 // Send queues buf for sending after everything queued before it, outside
 // any request (a push). The shard owns buf from now on, except when Send
@@ -116,12 +108,12 @@ func (c *Conn) Send(buf []byte) error {
 	if c.sendLen-c.repliesQueued >= pushQueueLenMax {
 		return ErrSendQueueFull
 	}
-	c.enqueue(buf, false)
+	c.enqueue(outgoing{buf: buf})
 	return nil
 }
 
-func (c *Conn) enqueue(buf []byte, reply bool) {
-	c.sendQueue[(c.sendHead+c.sendLen)%sendQueueLenMax] = outgoing{buf: buf, reply: reply}
+func (c *Conn) enqueue(queued outgoing) {
+	c.sendQueue[(c.sendHead+c.sendLen)%sendQueueLenMax] = queued
 	c.sendLen++
 	if !c.sendArmed {
 		c.startSend()
@@ -170,9 +162,15 @@ func (c *Conn) startSend() {
 	if c.sendOffset == 0 && c.sendJoined == nil {
 		c.join()
 	}
-	front := c.sending()
-	invariant.Assert(c.sendOffset < len(front), "a queued buffer has bytes to send")
-	if err := c.shard.backend.Send(c.fd, front[c.sendOffset:], c.token(tokenSend)); err != nil {
+	var err error
+	if queued := &c.sendQueue[c.sendHead]; c.sendJoined == nil && queued.spans != nil {
+		err = c.startSendVec(queued)
+	} else {
+		front := c.sending()
+		invariant.Assert(c.sendOffset < len(front), "a queued buffer has bytes to send")
+		err = c.shard.backend.Send(c.fd, front[c.sendOffset:], c.token(tokenSend))
+	}
+	if err != nil {
 		c.shard.fail(err)
 		return
 	}
@@ -188,6 +186,15 @@ func (c *Conn) sending() []byte {
 	return c.sendQueue[c.sendHead].buf
 }
 
+// sendingBytes is the length of what the send in flight goes out from:
+// the joined copy, or the front buffer with its spans.
+func (c *Conn) sendingBytes() int {
+	if c.sendJoined != nil {
+		return len(c.sendJoined)
+	}
+	return c.sendQueue[c.sendHead].size()
+}
+
 // join copies the small buffers at the front of the queue into one, so
 // that replies queued while a send was in flight (a pipelining client's)
 // go out in one send instead of one per loop turn. Large buffers (poll
@@ -195,10 +202,14 @@ func (c *Conn) sending() []byte {
 // send it saves.
 func (c *Conn) join() {
 	c.sendCovers = 1
+	if c.sendQueue[c.sendHead].spans != nil {
+		return // a reply with spans goes out from where its bytes lie
+	}
 	total := len(c.sendQueue[c.sendHead].buf)
 	for c.sendCovers < c.sendLen {
-		size := len(c.sendQueue[(c.sendHead+c.sendCovers)%sendQueueLenMax].buf)
-		if total+size > sendJoinBytesMax {
+		next := &c.sendQueue[(c.sendHead+c.sendCovers)%sendQueueLenMax]
+		size := len(next.buf)
+		if next.spans != nil || total+size > sendJoinBytesMax {
 			break
 		}
 		total += size
@@ -231,6 +242,7 @@ func (c *Conn) sent() (nonReplies int) {
 		c.sendHead = (c.sendHead + 1) % sendQueueLenMax
 		c.sendLen--
 		c.shard.Release(front.buf)
+		c.shard.releaseSpans(front.spans)
 		if front.reply {
 			c.replySent()
 		} else {
@@ -238,12 +250,18 @@ func (c *Conn) sent() (nonReplies int) {
 		}
 	}
 	c.sendOffset, c.sendCovers = 0, 0
+	clear(c.sendVec) // no pointers into released spans
 	return nonReplies
 }
 
 func (c *Conn) onSend(completion Completion) {
 	invariant.Assert(c.sendArmed, "send completion has a send in flight")
 	c.sendArmed = false
+	evacuating := c.evacuating && c.state < connClosing
+	if evacuating && completion.Errno == unix.ECANCELED {
+		completion.Errno = 0 // cancelled by evacuate: nothing went out
+	}
+	c.evacuating = false
 	if completion.Errno != 0 {
 		c.close(fmt.Errorf("shard: send: %w", completion.Errno))
 		c.finishClose()
@@ -251,13 +269,16 @@ func (c *Conn) onSend(completion Completion) {
 	}
 	c.sendOffset += completion.Result
 	bump(&c.shard.stats.bytesOut, completion.Result)
-	length := len(c.sending())
+	length := c.sendingBytes()
 	invariant.Assert(c.sendOffset <= length, "send never exceeds its buffer")
 	notify := 0
 	if c.sendOffset < length {
 		bump(&c.shard.stats.sendsPartial, 1)
 	} else {
 		notify = c.sent()
+	}
+	if evacuating {
+		c.flattenQueued(0) // nothing is in flight now
 	}
 	switch {
 	case c.state >= connClosing:
@@ -601,6 +622,7 @@ func (c *Conn) finishClose() {
 	}
 	for c.sendLen > 0 {
 		c.shard.Release(c.sendQueue[c.sendHead].buf)
+		c.shard.releaseSpans(c.sendQueue[c.sendHead].spans) // no send is in flight: the kernel is done with them
 		c.sendQueue[c.sendHead] = outgoing{}
 		c.sendHead = (c.sendHead + 1) % sendQueueLenMax
 		c.sendLen--

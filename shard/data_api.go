@@ -174,6 +174,11 @@ type DataOp struct {
 	Consumer   engine.Consumer
 	AutoCommit bool
 	Out        []byte
+	// Spans, with spare capacity, lets the poll leave whole records the
+	// cache holds in its arena in place (engine.PollOp.Spans); only for an
+	// op whose partition this shard owns, as the spans pin this shard's
+	// cache. Done hands them to the caller, who releases each.
+	Spans []engine.PollSpan
 
 	// StoreOffset: Offset. GetOffset answers Offset and Found.
 	Offset uint64

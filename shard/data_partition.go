@@ -116,6 +116,8 @@ func (ds *DataShard) execute(p *dataPartition, op *DataOp) (busy bool) {
 		poll.Strategy, poll.Value, poll.Count = op.Strategy, op.Value, op.Count
 		// In cluster mode the auto-commit goes through the group (pollDone).
 		poll.Consumer, poll.AutoCommit, poll.Out = op.Consumer, op.AutoCommit && p.cluster == nil, op.Out
+		invariant.Assert(cap(op.Spans) == 0 || op.origin == ds, "a poll pins only its own shard's cache")
+		poll.Spans = op.Spans
 		err = p.part.Poll(poll)
 	case DataStoreOffset:
 		op.offsetOp.Consumer, op.offsetOp.Offset = op.Consumer, op.Offset
@@ -169,7 +171,8 @@ func (ds *DataShard) pollDone(op *DataOp) {
 	poll := &op.pollOp
 	op.Out, op.Messages, op.NeedBytes, op.Err = poll.Out, poll.Messages, poll.NeedBytes, poll.Err
 	op.OffsetFirst, op.OffsetLast, op.CurrentOffset = poll.OffsetFirst, poll.OffsetLast, poll.CurrentOffset
-	poll.Out = nil
+	op.Spans = poll.Spans
+	poll.Out, poll.Spans = nil, nil
 	if ds.data.cluster != nil && op.AutoCommit && op.Err == nil && op.Messages > 0 {
 		// Every replica stores the offset; the poll answers once it applied here.
 		if p := ds.partitions[op.Key]; p != nil && p.cluster != nil && p.state == partitionOpen {

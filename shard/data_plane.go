@@ -31,6 +31,8 @@ type DataShard struct {
 	shard   *Shard
 	storage *Storage
 	cache   *engine.Cache
+	// pinBlocked is the cache's PinBlocked count the tick last acted on.
+	pinBlocked uint64
 	// drainTimer copies the cache's held journals a slice per loop turn
 	// while it has some (0: none waiting).
 	drainTimer TimerID

@@ -13,6 +13,12 @@ import "time"
 // joining a group, deleting. The tick drops it once nothing is left.
 func (ds *DataShard) tick(time.Time) {
 	if ds.cache != nil {
+		if blocked := ds.cache.PinBlocked(); blocked != ds.pinBlocked {
+			// Replies sent in place pin what the cache must evict: copy
+			// their records out so it can.
+			ds.pinBlocked = blocked
+			ds.shard.evacuateSpans()
+		}
 		ds.cache.Trim() // another shard may wait for the memory this one holds
 	}
 	count := len(ds.tickList)

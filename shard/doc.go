@@ -27,6 +27,8 @@
 //     provided-buffer ring of recvBufferCount × recvBufferBytes (re-armed
 //     when it runs dry), zero-copy sends of buffers from Shard.Buffer (ring
 //     pools mapped outside the Go heap; other slices bounce through one),
+//     vectored sends (SENDMSG) of poll replies whose records stay in the
+//     engine cache's arena, read by the kernel in place,
 //     the rest of a large frame received straight into its pooled buffer
 //     (RECV with MSG_WAITALL, one completion, no copy; after a large frame
 //     the next head comes from one single-shot buffer-select receive, so
@@ -160,7 +162,11 @@
 //     every op on it has completed, so an fd number is never reused while
 //     the kernel still works for its old owner.
 //  6. A connection has at most one send in flight; its sends go out in
-//     queue order, each resumed after a partial send.
+//     queue order, each resumed after a partial send (a vectored one from
+//     the piece and offset where it stopped). A poll reply sent in place
+//     from the cache's arena (replySpans, Backend.SendVec) keeps its
+//     records pinned until it is sent, or until the connection closed
+//     with no send in flight, and only on the shard whose cache it pins.
 //  7. A connection has at most one receive armed: multishot Recv,
 //     RecvOnce, or RecvInto straight into the frame being assembled once
 //     at least directRecvBytesMin of it is missing and the backend can

@@ -41,8 +41,9 @@ type epollFD struct {
 	recvToken   uint64
 	sendToken   uint64
 	sendData    []byte
-	recvInto    []byte // the armed recv fills this, once, instead of the arena
-	recvOnce    bool   // the armed recv ends after its first bytes
+	sendVec     [][]byte // SendVec's spans (writev), else nil
+	recvInto    []byte   // the armed recv fills this, once, instead of the arena
+	recvOnce    bool     // the armed recv ends after its first bytes
 }
 
 type epollTimeout struct {
@@ -143,7 +144,22 @@ func (b *epollBackend) Send(fd int, data []byte, token uint64) error {
 	state := b.slot(fd)
 	invariant.Assert(!state.sending, "one send in flight per fd")
 	state.sending, state.sendBlocked = true, false
-	state.sendToken, state.sendData = token, data
+	state.sendToken, state.sendData, state.sendVec = token, data, nil
+	b.sending = append(b.sending, fd)
+	return nil
+}
+
+// SendVec arms a writev of spans, tried like Send's write.
+func (b *epollBackend) SendVec(fd int, spans [][]byte, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	invariant.Assert(len(spans) > 0, "a vectored send has spans")
+	invariant.Assert(len(spans) <= sendSpansMax, "a vectored send stays within sendSpansMax")
+	state := b.slot(fd)
+	invariant.Assert(!state.sending, "one send in flight per fd")
+	state.sending, state.sendBlocked = true, false
+	state.sendToken, state.sendData, state.sendVec = token, nil, spans
 	b.sending = append(b.sending, fd)
 	return nil
 }
@@ -207,7 +223,7 @@ func (b *epollBackend) Cancel(fd int, token uint64) error {
 	case state.receiving && state.recvToken == token:
 		state.receiving, state.recvInto, state.recvOnce = false, nil, false
 	case state.sending && state.sendToken == token:
-		state.sending, state.sendData = false, nil
+		state.sending, state.sendData, state.sendVec = false, nil, nil
 	default:
 		return nil
 	}

@@ -98,7 +98,13 @@ func (b *epollBackend) trySends(out []Completion) int {
 // number of completions it produced (0 when the socket is full).
 func (b *epollBackend) write(fd int, state *epollFD, out []Completion) int {
 	invariant.Assert(state.sending, "write has an armed send")
-	n, err := unix.Write(fd, state.sendData)
+	var n int
+	var err error
+	if state.sendVec != nil {
+		n, err = unix.Writev(fd, state.sendVec)
+	} else {
+		n, err = unix.Write(fd, state.sendData)
+	}
 	if err == unix.EAGAIN {
 		state.sendBlocked = true
 		_ = b.register(fd, state) // a failed registration shows up as a stuck send only if the fd is gone, and its close cancels it
@@ -108,7 +114,7 @@ func (b *epollBackend) write(fd int, state *epollFD, out []Completion) int {
 	if err != nil {
 		out[0].Errno = errnoOf(err)
 	}
-	state.sending, state.sendBlocked, state.sendData = false, false, nil
+	state.sending, state.sendBlocked, state.sendData, state.sendVec = false, false, nil, nil
 	_ = b.register(fd, state) // dropping EPOLLOUT interest cannot fail for an open fd
 	return 1
 }

@@ -72,7 +72,37 @@ func (f *front) startPoll(c *call, op *DataOp, recordsBytes int) {
 	invariant.Assert(prefix+recordsBytes <= pollReplyBytesMax, "front: a poll reply stays within a frame")
 	c.buf = f.shard.Buffer(prefix + recordsBytes)
 	op.Out = c.buf[:prefix:len(c.buf)]
+	// Records the cache holds go out from its arena, not copied, when the
+	// partition is this shard's (the spans pin this shard's cache) and the
+	// reply goes out as it is (a classic session's is rewritten).
+	if c.session.classic == nil && OwnerOf(op.Key, len(f.shard.runtime.shards)) == f.shard.id {
+		c.spans = f.shard.takeSpans()
+		op.Spans = c.spans.list[:0]
+	}
 	f.startData(c, op, DataPoll, f.pollDoneFn)
+}
+
+// pollSpans takes back the span list of a finished poll with the spans
+// it holds: nil when it left no record in place.
+func (f *front) pollSpans(c *call, op *DataOp) *replySpans {
+	spans := c.spans
+	c.spans = nil
+	if spans == nil {
+		invariant.Assert(len(op.Spans) == 0, "front: spans come from the call's list")
+		return nil
+	}
+	if len(op.Spans) == 0 {
+		f.shard.releaseSpans(spans)
+		return nil
+	}
+	invariant.Assert(&op.Spans[0] == &spans.list[:1][0], "front: a poll's spans fill the call's list")
+	spans.list = op.Spans
+	op.Spans = nil
+	for index := range spans.list {
+		spans.bytes += len(spans.list[index].Data)
+	}
+	bump(&f.shard.stats.spansPinned, len(spans.list))
+	return spans
 }
 
 // pollDone answers a poll in the buffer the records were read into. A
@@ -80,13 +110,16 @@ func (f *front) startPoll(c *call, op *DataOp, recordsBytes int) {
 // again with room for it (PROTOCOL.md §15 #4: a poll always progresses).
 func (f *front) pollDone(c *call, op *DataOp) {
 	buf := c.buf
+	spans := f.pollSpans(c, op)
 	if op.Err != nil {
 		f.shard.Release(buf)
+		f.shard.releaseSpans(spans)
 		c.status = dataStatus(op.Err, wire.StatusPartitionNotFound)
 		f.complete(c)
 		return
 	}
 	if recordsBytes, ok := pollRetryBytes(op, len(buf)); ok {
+		invariant.Assert(spans == nil, "front: a poll that got nothing left nothing in place")
 		f.shard.Release(buf)
 		retry := f.server.data.Local(f.shard).Get()
 		retry.Key, retry.Strategy, retry.Value = op.Key, op.Strategy, op.Value
@@ -99,9 +132,13 @@ func (f *front) pollDone(c *call, op *DataOp) {
 	invariant.Assert(&op.Out[0] == &buf[0], "front: poll records stay in the reply buffer")
 	header := wire.ReplyTo(&c.header, wire.OperationNonReplicated)
 	header.Size = uint32(size)
+	if spans != nil {
+		header.Size += uint32(spans.bytes)
+		invariant.Assert(size+spans.bytes <= len(buf), "front: a poll reply with spans is no larger than its buffer")
+	}
 	header.Encode(buf)
 	wire.EncodePollPrefix(buf[wire.HeaderBytes:], c.target.partition, op.CurrentOffset, op.Messages)
-	f.done(c, buf[:size])
+	f.doneSpans(c, buf[:size], spans)
 }
 
 // pollRetryBytes returns the records room of a rerun of a poll that got

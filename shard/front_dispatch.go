@@ -49,6 +49,7 @@ type call struct {
 	kind          DataKind
 	missing       wire.Status
 	buf           []byte
+	spans         *replySpans // a poll's records left in the cache (startPoll)
 	next          func(c *call, op *DataOp)
 	confirmations wire.SendConfirmations
 	confirmation  [1]wire.SendConfirmation
@@ -67,13 +68,17 @@ func (f *front) newCall() *call {
 
 // done answers c with reply and recycles it: nothing refers to a call
 // once its origin answered it.
-func (f *front) done(c *call, reply []byte) {
+func (f *front) done(c *call, reply []byte) { f.doneSpans(c, reply, nil) }
+
+// doneSpans is done for a poll reply whose records partly stay in the
+// cache (spans, nil for none).
+func (f *front) doneSpans(c *call, reply []byte, spans *replySpans) {
 	s, frame := c.session, c.frame
 	*c = call{}
 	if len(f.calls) < callsFreeMax {
 		f.calls = append(f.calls, c)
 	}
-	f.finish(s, frame, reply)
+	f.finishSpans(s, frame, reply, spans)
 }
 
 // dispatch runs a classified request: reads of the view here, metadata

@@ -44,7 +44,8 @@ type order struct {
 type pendingReply struct {
 	done  bool
 	frame []byte
-	reply []byte // nil: answered by silence
+	reply []byte      // nil: answered by silence
+	spans *replySpans // a poll reply's records sent from the cache, or nil
 }
 
 // lane is a class of requests that may run together.
@@ -104,11 +105,17 @@ func (f *front) runQueue(s *session) {
 // finish records frame's reply (nil: no reply, the frame is dropped),
 // releases every reply now in order, and starts what may start.
 func (f *front) finish(s *session, frame frameRef, reply []byte) {
+	f.finishSpans(s, frame, reply, nil)
+}
+
+// finishSpans is finish for a poll reply whose records partly stay in the
+// cache (spans, nil for none; see replySpans).
+func (f *front) finishSpans(s *session, frame frameRef, reply []byte, spans *replySpans) {
 	o := &s.order
 	slot := &o.replies[frame.seq%queuedFramesMax]
 	invariant.Assert(!slot.done, "front: a request finishes once")
 	invariant.Assert(frame.seq >= o.seqReply && frame.seq < o.seqStart, "front: a finished request was started")
-	*slot = pendingReply{done: true, frame: frame.buf, reply: reply}
+	*slot = pendingReply{done: true, frame: frame.buf, reply: reply, spans: spans}
 	f.latency.observe(frame.buf, time.Since(frame.started))
 	for o.running > 0 {
 		head := &o.replies[o.seqReply%queuedFramesMax]
@@ -136,6 +143,7 @@ func (f *front) finish(s *session, frame frameRef, reply []byte) {
 // release sends one reply (or forgets its frame) and frees the frame.
 func (f *front) release(s *session, done *pendingReply) {
 	if s.classic != nil {
+		invariant.Assert(done.spans == nil, "front: a classic reply is rewritten, so it has its records in its buffer")
 		f.classicRelease(s, done)
 		return
 	}
@@ -145,10 +153,11 @@ func (f *front) release(s *session, done *pendingReply) {
 		if done.reply != nil {
 			f.shard.Release(done.reply)
 		}
+		f.shard.releaseSpans(done.spans)
 	case done.reply == nil:
 		s.conn.forgetFrame()
 	default:
-		_ = s.conn.Reply(done.reply) // a closed connection drops it; OnClose cleans up
+		_ = s.conn.replyWith(done.reply, done.spans) // a closed connection drops it; OnClose cleans up
 	}
 }
 

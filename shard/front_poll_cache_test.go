@@ -66,7 +66,12 @@ func TestFrontPollFromCache(t *testing.T) {
 	}
 	reads, partial := frontFileReads(server)
 	reads -= readsBefore
-	t.Logf("%d file reads, %d partial sends for %d polls of 1 MB", reads, partial, rounds)
+	inPlace := uint64(0)
+	for _, sh := range server.Runtime().Shards() {
+		inPlace += sh.Stats().BytesInPlace
+	}
+	t.Logf("%d file reads, %d partial sends, %d bytes sent from the cache in place for %d polls of 1 MB",
+		reads, partial, inPlace, rounds)
 	if reads != 0 {
 		t.Fatalf("%d file reads: polls of what was just written went to disk", reads)
 	}

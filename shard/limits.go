@@ -65,6 +65,19 @@ const (
 	// a poll reply larger than this goes out from its own buffer.
 	sendJoinBytesMax = 64 << 10
 
+	// pollSpansMax bounds the records one poll reply sends in place from
+	// the cache's arena (PollOp.Spans); records past it are copied. A 1 MB
+	// reply of 1000-message batches holds one; one of 10-message batches
+	// about a hundred, of which the first pollSpansMax go in place.
+	pollSpansMax = 64
+
+	// spanListsFreeMax bounds the span lists a shard keeps for reuse.
+	spanListsFreeMax = 256
+
+	// sendSpansMax bounds the spans of one vectored send (Backend.SendVec):
+	// a poll reply's spans and the pieces of its buffer around them.
+	sendSpansMax = 2*pollSpansMax + 1
+
 	// recvBufferBytes is the size of one provided receive buffer (io_uring)
 	// or one receive read (epoll).
 	recvBufferBytes = 64 << 10

@@ -31,6 +31,8 @@ func TestLimits(t *testing.T) {
 	check(recvBufferBytes%4096 == 0, "receive buffers are whole pages")
 	check(frameHeadBytesMax < frameBytesMax, "a frame's head fits within the largest frame")
 	check(frameHeadBytesMax >= 256, "the handler may see a whole 256-byte Iggy VSR header")
+	check(sendSpansMax == 2*pollSpansMax+1, "a vectored send carries a reply's spans and the buffer pieces between them")
+	check(sendSpansMax <= 1024, "a vectored send stays within IOV_MAX")
 	check(sendQueueLenMax == inflightRequestsMax+pushQueueLenMax, "every in-flight reply fits the send queue beside the pushes")
 	check(pausedInputBytesMax >= recvBufferBytes, "a pause can park at least the receive that was in flight")
 	check(pausedInputBytesMax == recvBufferCount*recvBufferBytes, "a pause parks at most what every provided buffer can carry")

@@ -67,8 +67,9 @@ type Shard struct {
 	sleeping    atomic.Bool // blocked (or about to block) in Wait
 	completions []Completion
 	resume      []*Conn
-	spinIdle    int  // fruitless spins in a row
-	busy        bool // completions arrived since the last idle check
+	spansFree   []*replySpans // span lists of poll replies not in use (conn_spans.go)
+	spinIdle    int           // fruitless spins in a row
+	busy        bool          // completions arrived since the last idle check
 	// clock is the loop turn's time, read at the turn's start and after a
 	// Wait that brought completions: what the turn starts is stamped with
 	// it instead of reading the clock once per request.

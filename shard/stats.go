@@ -15,6 +15,9 @@ type Stats struct {
 	BytesOut      uint64 // bytes sent on connections
 	SendsPartial  uint64 // sends that wrote less than asked and were resumed
 	SendsJoined   uint64 // sends that carried several queued replies copied into one buffer
+	BytesInPlace  uint64 // of the poll replies queued, bytes to go out straight from the cache (no copy)
+	SpansPinned   uint64 // now: cache records pinned by poll replies not yet sent (a gauge)
+	RepliesCopied uint64 // poll replies whose records were copied out of the cache to unpin them (evacuate)
 	RecvsInto     uint64 // receives straight into a large frame's buffer
 	Pauses        uint64 // times a connection stopped reading at its in-flight limit
 	MessagesIn    uint64 // cross-shard messages delivered to OnMessage
@@ -39,7 +42,8 @@ type stats struct {
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
 	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
-	connsMovedIn, connsMovedOut                  atomic.Uint64
+	connsMovedIn, connsMovedOut, bytesInPlace    atomic.Uint64
+	spansPinned, repliesCopied                   atomic.Uint64
 	streamsOpened, streamsAborted                atomic.Uint64
 }
 
@@ -58,5 +62,7 @@ func (sh *Shard) Stats() Stats {
 		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),
 		PlainFileOps: s.plainFileOps.Load(), AllocsHeap: s.allocsHeap.Load(),
 		StreamsOpened: s.streamsOpened.Load(), StreamsAborted: s.streamsAborted.Load(),
+		BytesInPlace: s.bytesInPlace.Load(), SpansPinned: s.spansPinned.Load(),
+		RepliesCopied: s.repliesCopied.Load(),
 	}
 }

@@ -27,6 +27,7 @@ type uringBackend struct {
 	cancels  map[uint64]uint64 // cancel ID → target token, while the cancel is in flight
 	cancelID uint64
 	opsFree  []*uringOp
+	vecsFree []*uringVec // SENDMSG messages (SendVec) not in flight
 	cqes     []ring.CQE
 	closed   bool
 
@@ -52,8 +53,9 @@ type uringOp struct {
 	fd        int
 	lent      ring.Buf
 	hasLent   bool
-	bounce    []byte // pooled copy of a caller slice the pools do not own
-	target    []byte // Read into a bounce: where the bytes go
+	bounce    []byte    // pooled copy of a caller slice the pools do not own
+	vec       *uringVec // SendVec's message, until the CQE
+	target    []byte    // Read into a bounce: where the bytes go
 	cancelled bool
 	timeout   bool
 	once      bool // a buffer-select receive that ends with its first bytes

@@ -82,6 +82,9 @@ func (b *uringBackend) translate(cqe ring.CQE, out *Completion) bool {
 	if op.bounce != nil {
 		b.memory.free(op.bounce)
 	}
+	if op.vec != nil {
+		b.putVec(op.vec)
+	}
 	b.untrack(cqe.UserData, op)
 	return true
 }

@@ -227,7 +227,21 @@ type PolledMessages struct {
 	CurrentOffset uint64
 	MessagesCount uint32
 	Records       []byte
+	summary       PollSummary // gathered by Decode
 }
+
+// PollSummary is what a consumer that only counts needs of a poll reply,
+// gathered by Decode's walk of the records, so it costs no second walk.
+type PollSummary struct {
+	PayloadBytes   uint64 // the messages' payload bytes, user headers excluded
+	OffsetFirst    uint64 // the first message's offset (0 without messages)
+	OriginFirst    uint64 // the first message's origin timestamp, µs
+	OffsetsInOrder bool   // offsets run OffsetFirst, +1, +2 … without a gap
+}
+
+// Summary returns what Decode gathered of the messages; zero for a value
+// that was not decoded.
+func (p *PolledMessages) Summary() PollSummary { return p.summary }
 
 // EncodePollPrefix writes the 16-byte reply prefix; a server follows it
 // with stored records or BatchSlice headers and frames.
@@ -263,7 +277,7 @@ func (p *PolledMessages) Decode(src []byte) (int, error) {
 	if d.err != nil {
 		return 0, d.err
 	}
-	count, err := countFrames(p.Records)
+	count, err := countFrames(p.Records, &p.summary)
 	if err != nil {
 		return 0, err
 	}
@@ -276,8 +290,10 @@ func (p *PolledMessages) Decode(src []byte) (int, error) {
 // Messages iterates the polled messages in order.
 func (p *PolledMessages) Messages() MessageIterator { return MessageIterator{records: p.Records} }
 
-// countFrames walks back-to-back records, checking lengths only.
-func countFrames(records []byte) (uint64, error) {
+// countFrames walks back-to-back records, checking lengths only, and
+// gathers summary on the way.
+func countFrames(records []byte, summary *PollSummary) (uint64, error) {
+	*summary = PollSummary{OffsetsInOrder: true}
 	count := uint64(0)
 	for position := 0; position < len(records); {
 		if len(records)-position < BatchHeaderBytes {
@@ -289,16 +305,9 @@ func countFrames(records []byte) (uint64, error) {
 			return 0, decodeFailure(PollPrefixBytes+position+batchOffsetLength, "batch length outside the records")
 		}
 		end := position + int(header.BatchLength)
-		frames := uint32(0)
-		for cursor := position + BatchHeaderBytes; cursor < end; frames++ {
-			if end-cursor < MessageHeaderBytes {
-				return 0, decodeFailure(PollPrefixBytes+cursor, "truncated message header")
-			}
-			frameBytes := uint64(readMessageHeader(records[cursor:]).FrameBytes())
-			if frameBytes > uint64(end-cursor) {
-				return 0, decodeFailure(PollPrefixBytes+cursor, "message overruns its batch")
-			}
-			cursor += int(frameBytes)
+		frames, err := countBatchFrames(records[:end], position, &header, count, summary)
+		if err != nil {
+			return 0, err
 		}
 		if frames != header.MessageCount {
 			return 0, decodeFailure(PollPrefixBytes+position+batchOffsetMessageCount, "batch message count differs")
@@ -307,6 +316,39 @@ func countFrames(records []byte) (uint64, error) {
 		position = end
 	}
 	return count, nil
+}
+
+// countBatchFrames walks the frames of the record at position (records
+// ends with it) and returns their count; before is the count of the
+// messages ahead of them in the reply.
+func countBatchFrames(records []byte, position int, header *BatchHeader, before uint64, summary *PollSummary) (
+	uint32, error) {
+	end := len(records)
+	frames := uint32(0)
+	for cursor := position + BatchHeaderBytes; cursor < end; frames++ {
+		if end-cursor < MessageHeaderBytes {
+			return 0, decodeFailure(PollPrefixBytes+cursor, "truncated message header")
+		}
+		frame := records[cursor : cursor+MessageHeaderBytes]
+		payloadBytes := uint64(binary.LittleEndian.Uint32(frame[messageOffsetPayloadLength:]))
+		frameBytes := MessageHeaderBytes + payloadBytes +
+			uint64(binary.LittleEndian.Uint32(frame[messageOffsetUserHeadersLength:]))
+		if frameBytes > uint64(end-cursor) {
+			return 0, decodeFailure(PollPrefixBytes+cursor, "message overruns its batch")
+		}
+		offset := header.BaseOffset + uint64(binary.LittleEndian.Uint32(frame[messageOffsetOffsetDelta:]))
+		index := before + uint64(frames)
+		if index == 0 {
+			summary.OffsetFirst = offset
+			summary.OriginFirst = header.OriginTimestamp +
+				uint64(binary.LittleEndian.Uint32(frame[messageOffsetTimestampDelta:]))
+		} else if offset != summary.OffsetFirst+index {
+			summary.OffsetsInOrder = false
+		}
+		summary.PayloadBytes += payloadBytes
+		cursor += int(frameBytes)
+	}
+	return frames, nil
 }
 
 // FlushUnsavedBuffer asks to flush a partition's buffer (§6.7).
