@@ -112,6 +112,16 @@ func (s *SQE) PrepSendmsg(fd int32, v *Vec, msgFlags int) {
 	s.opFlags = uint32(msgFlags)
 }
 
+// PrepSendmsgOwned sends message, whose iovecs point into memory the
+// caller owns outside any pool (e.g. an mmap region): the kernel reads
+// the header and every span in place, so the caller keeps all of them
+// unchanged, mapped and reachable until the CQE. liburing:
+// io_uring_prep_sendmsg.
+func (s *SQE) PrepSendmsgOwned(fd int32, message *unix.Msghdr, msgFlags int) {
+	s.prepRW(OpSendmsg, fd, uint64(uintptr(unsafe.Pointer(message))), 1, 0)
+	s.opFlags = uint32(msgFlags)
+}
+
 // PrepRecv receives into [start, end) of b. liburing: io_uring_prep_recv.
 func (s *SQE) PrepRecv(fd int32, b Buf, start, end int, msgFlags int) {
 	s.prepRW(OpRecv, fd, b.pool.lend(b, start, end), uint32(end-start), 0)
