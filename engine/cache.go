@@ -450,12 +450,6 @@ func (p *partitionCache) oldest() *cachedBatch {
 	return &p.batches[p.first]
 }
 
-// find returns the record holding offset, or nil.
-func (p *partitionCache) find(offset uint64) []byte {
-	record, _ := p.findSequence(offset)
-	return record
-}
-
 // findSequence returns the record holding offset and its sequence in the
 // cache, or nil.
 func (p *partitionCache) findSequence(offset uint64) ([]byte, uint64) {
