@@ -152,11 +152,9 @@ func (c *Cache) record(at int, length int, journal int32, from int) uint64 {
 // reserve makes room for length bytes and returns where they go.
 func (c *Cache) reserve(length int) (int, bool) {
 	if c.sequenceHead-c.sequenceTail == uint64(len(c.entries)) {
-		if !c.evictable() {
-			c.pinBlocked++
+		if !c.evict() {
 			return 0, false
 		}
-		c.evict()
 	}
 	for range 3 { // unwrapped → wrapped → unwrapped at most
 		if c.empty() {
@@ -175,11 +173,9 @@ func (c *Cache) reserve(length int) (int, bool) {
 			c.wrapEnd, c.head = c.head, 0
 		}
 		for c.wrapped() && c.head+length > c.entries[c.sequenceTail%uint64(len(c.entries))].at {
-			if !c.evictable() {
-				c.pinBlocked++
+			if !c.evict() {
 				return 0, false
 			}
-			c.evict()
 		}
 		if c.wrapped() || c.head+length <= c.capacityBytes {
 			return c.head, true
@@ -246,23 +242,23 @@ func (c *Cache) claim(capacityBytes int) bool {
 	return true
 }
 
-// evictable reports whether the oldest record may be evicted: no send
-// reads it in place.
-func (c *Cache) evictable() bool {
-	return c.entries[c.sequenceTail%uint64(len(c.entries))].pins == 0
-}
-
-// evict drops the oldest record.
-func (c *Cache) evict() {
+// evict drops the oldest record, unless a send reads it in place: then
+// it counts the stopped eviction (pinBlocked) and returns false.
+func (c *Cache) evict() bool {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
-	invariant.Assert(c.evictable(), "an evicted record is not pinned")
-	c.liveBytes -= int64(c.entries[c.sequenceTail%uint64(len(c.entries))].length)
+	oldest := &c.entries[c.sequenceTail%uint64(len(c.entries))]
+	if oldest.pins > 0 {
+		c.pinBlocked++
+		return false
+	}
+	c.liveBytes -= int64(oldest.length)
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceTail++
 	c.evictedCount++
 	if c.empty() {
 		c.head, c.wrapEnd = 0, 0
 	}
+	return true
 }
 
 // Trim gives memory back when the budget is under pressure and this
@@ -284,18 +280,14 @@ func (c *Cache) Trim() {
 func (c *Cache) shrink(capacityBytes int) {
 	invariant.Assert(capacityBytes%int(c.budget.chunkBytes) == 0, "a cache shrinks to whole chunks")
 	for c.wrapped() && c.wrapEnd > capacityBytes {
-		if !c.evictable() {
-			c.pinBlocked++
+		if !c.evict() {
 			return
 		}
-		c.evict()
 	}
 	for !c.empty() && !c.wrapped() && c.head > capacityBytes {
-		if !c.evictable() {
-			c.pinBlocked++
+		if !c.evict() {
 			return
 		}
-		c.evict()
 	}
 	invariant.Assert(c.head <= capacityBytes, "records left lie within the shrunk arena")
 	if c.arena != nil {
