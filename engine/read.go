@@ -262,15 +262,16 @@ func (r *reader) take(op *PollOp, record []byte, sequence uint64) bool {
 // arena as a span when op takes spans and the cache can pin it; a span's
 // bytes come off Out's capacity. It returns the new Out.
 func (r *reader) takeWhole(op *PollOp, record []byte, sequence uint64) []byte {
-	if sequence == noSequence || len(op.Spans) == cap(op.Spans) || r.p.cache.cache == nil {
+	if sequence == noSequence || len(op.Spans) == cap(op.Spans) {
 		return append(op.Out, record...)
 	}
-	data := r.p.cache.cache.pin(sequence)
+	cache := r.p.cache.cache // a record with a sequence came from it
+	data := cache.pin(sequence)
 	if data == nil {
 		return append(op.Out, record...)
 	}
 	invariant.Assert(&data[0] == &record[0] && len(data) == len(record), "a pinned record is the one found")
-	op.Spans = append(op.Spans, PollSpan{At: len(op.Out), Data: data, cache: r.p.cache.cache, sequence: sequence})
+	op.Spans = append(op.Spans, PollSpan{At: len(op.Out), Data: data, cache: cache, sequence: sequence})
 	return op.Out[: len(op.Out) : cap(op.Out)-len(record)]
 }
 
