@@ -137,29 +137,27 @@ func (b *epollBackend) RecvInto(fd int, buf []byte, token uint64) error {
 }
 
 func (b *epollBackend) Send(fd int, data []byte, token uint64) error {
-	if b.closed {
-		return ErrClosed
-	}
 	invariant.Assert(len(data) > 0, "send has bytes")
-	state := b.slot(fd)
-	invariant.Assert(!state.sending, "one send in flight per fd")
-	state.sending, state.sendBlocked = true, false
-	state.sendToken, state.sendData, state.sendVec = token, data, nil
-	b.sending = append(b.sending, fd)
-	return nil
+	return b.armSend(fd, token, data, nil)
 }
 
 // SendVec arms a writev of spans, tried like Send's write.
 func (b *epollBackend) SendVec(fd int, spans [][]byte, token uint64) error {
+	invariant.Assert(len(spans) > 0, "a vectored send has spans")
+	invariant.Assert(len(spans) <= sendSpansMax, "a vectored send stays within sendSpansMax")
+	return b.armSend(fd, token, nil, spans)
+}
+
+// armSend arms fd's one send, of data or else of the spans of vec; the
+// loop tries it on its next pass (trySends).
+func (b *epollBackend) armSend(fd int, token uint64, data []byte, vec [][]byte) error {
 	if b.closed {
 		return ErrClosed
 	}
-	invariant.Assert(len(spans) > 0, "a vectored send has spans")
-	invariant.Assert(len(spans) <= sendSpansMax, "a vectored send stays within sendSpansMax")
 	state := b.slot(fd)
 	invariant.Assert(!state.sending, "one send in flight per fd")
 	state.sending, state.sendBlocked = true, false
-	state.sendToken, state.sendData, state.sendVec = token, nil, spans
+	state.sendToken, state.sendData, state.sendVec = token, data, vec
 	b.sending = append(b.sending, fd)
 	return nil
 }
