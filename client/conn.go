@@ -25,14 +25,13 @@ type call struct {
 	reply     wire.Reply
 	buffer    []byte // the reply frame; reply's slices point into it
 	// into is where the reader receives the reply frame when it fits (a
-	// caller reusing its buffer, PollMessagesInto); receiving is set,
-	// under the connection's mu, once the reader writes into it. A caller
-	// that gives up before that clears into instead.
-	into      []byte
-	receiving bool
-	err       error
-	done      chan struct{}
-	deadline  time.Time // when the connection gives up waiting for the reply
+	// caller reusing its buffer, PollMessagesInto); the connection's
+	// receiving names the call, under its mu, once the reader writes into
+	// it. A caller that gives up before that clears into instead.
+	into     []byte
+	err      error
+	done     chan struct{}
+	deadline time.Time // when the connection gives up waiting for the reply
 }
 
 // conn is one TCP connection carrying pipelined requests. The server
@@ -258,15 +257,14 @@ func readFrame(reader *bufio.Reader, frameFor func(size int) []byte) ([]byte, er
 
 // frameFor returns the buffer the next reply frame, of size bytes, goes
 // into: the oldest pending call's own buffer when it offered one that is
-// large enough (the call is then marked receiving, so its caller no longer
-// walks away from it), else a new one.
+// large enough (the call is then the connection's receiving, so its
+// caller no longer walks away from it), else a new one.
 func (c *conn) frameFor(size int) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.pending) > 0 {
 		head := c.pending[0]
 		if head.into != nil && cap(head.into) >= size {
-			head.receiving = true
 			c.receiving = head
 			return head.into[:size]
 		}
@@ -283,7 +281,7 @@ func (c *conn) abandon(pending *call) {
 		return
 	}
 	c.mu.Lock()
-	receiving := pending.receiving
+	receiving := c.receiving == pending
 	if !receiving {
 		pending.into = nil
 	}
