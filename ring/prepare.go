@@ -108,8 +108,7 @@ func (s *SQE) PrepSendmsg(fd int32, v *Vec, msgFlags int) {
 	v.lend()
 	v.header = unix.Msghdr{Iov: &v.iovecs[0]}
 	v.header.SetIovlen(v.Len())
-	s.prepRW(OpSendmsg, fd, uint64(uintptr(unsafe.Pointer(&v.header))), 1, 0)
-	s.opFlags = uint32(msgFlags)
+	s.PrepSendmsgOwned(fd, &v.header, msgFlags)
 }
 
 // PrepSendmsgOwned sends message, whose iovecs point into memory the
