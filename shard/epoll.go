@@ -26,6 +26,7 @@ type epollBackend struct {
 	arenaUse int
 	timeouts []epollTimeout // ascending deadline
 	buffers  pool
+	iovecs   []unix.Iovec // writev's scratch, empty between calls
 }
 
 // epollFD is what the backend knows of one fd: its armed ops and the

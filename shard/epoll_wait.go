@@ -3,6 +3,7 @@ package shard
 import (
 	"slices"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -101,7 +102,7 @@ func (b *epollBackend) write(fd int, state *epollFD, out []Completion) int {
 	var n int
 	var err error
 	if state.sendVec != nil {
-		n, err = unix.Writev(fd, state.sendVec)
+		n, err = b.writev(fd, state.sendVec)
 	} else {
 		n, err = unix.Write(fd, state.sendData)
 	}
@@ -117,6 +118,25 @@ func (b *epollBackend) write(fd int, state *epollFD, out []Completion) int {
 	state.sending, state.sendBlocked, state.sendData, state.sendVec = false, false, nil, nil
 	_ = b.register(fd, state) // dropping EPOLLOUT interest cannot fail for an open fd
 	return 1
+}
+
+// writev writes spans with one writev through the backend's iovec
+// scratch: unix.Writev allocates its iovecs past eight spans, and a poll
+// reply's send has up to sendSpansMax.
+func (b *epollBackend) writev(fd int, spans [][]byte) (int, error) {
+	for _, span := range spans {
+		iovec := unix.Iovec{Base: unsafe.SliceData(span)}
+		iovec.SetLen(len(span))
+		b.iovecs = append(b.iovecs, iovec)
+	}
+	n, _, errno := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b.iovecs))),
+		uintptr(len(b.iovecs)))
+	clear(b.iovecs) // drop the pointers into the spans
+	b.iovecs = b.iovecs[:0]
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 func (b *epollBackend) onEvent(fd int, events uint32, out []Completion) int {
