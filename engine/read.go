@@ -216,8 +216,10 @@ func (r *reader) memoryRecordAt(offset uint64) ([]byte, uint64) {
 // noSequence marks a record that is not the cache's.
 const noSequence = ^uint64(0)
 
-// take appends the part of record op wants; false means Out is full.
-// sequence is the record's in the cache, or noSequence.
+// take appends the part of record op wants; false means Out is full:
+// nothing fit, or the record was sliced short of what op wants of it for
+// want of room (a later, smaller record must not be taken past the
+// frames left out). sequence is the record's in the cache, or noSequence.
 func (r *reader) take(op *PollOp, record []byte, sequence uint64) bool {
 	if op.byTimestamp {
 		if batchBaseTimestamp(record) < op.timestamp {
@@ -255,7 +257,7 @@ func (r *reader) take(op *PollOp, record []byte, sequence uint64) bool {
 	op.remaining -= taken
 	op.offset = start + uint64(taken)
 	op.OffsetLast = op.offset - 1
-	return true
+	return op.offset > batchOffsetLast(record) || op.remaining == 0 || op.offset >= op.limit
 }
 
 // takeWhole appends a whole record to Out, or leaves it in the cache's
@@ -362,15 +364,8 @@ func (r *reader) walk(poll *PollOp, readBytes int64) (bool, error) {
 		if reason := r.invalid(record); reason != "" {
 			return true, r.corrupt(at, reason)
 		}
-		if batchOffsetLast(record) >= poll.offset {
-			if !r.take(poll, record, noSequence) {
-				return true, nil
-			}
-			if poll.offset <= batchOffsetLast(record) && poll.remaining > 0 && poll.offset < poll.limit {
-				// Sliced for want of room: Out is full. A later, smaller
-				// record must not be taken past the frames left out.
-				return true, nil
-			}
+		if batchOffsetLast(record) >= poll.offset && !r.take(poll, record, noSequence) {
+			return true, nil
 		}
 		at += length
 		poll.offset = max(poll.offset, batchOffsetLast(record)+1)
