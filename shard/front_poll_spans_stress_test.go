@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -123,5 +124,51 @@ func spansStressConsume(t *testing.T, server *Server, session func(net.Conn, wir
 			}
 		}
 		_ = conn.Close()
+	}
+}
+
+// TestFrontPollSpansForcedStop: a server stopping while a client that
+// reads nothing holds poll replies sent in place (pinned, their sends
+// stuck on a full socket) stops once the grace period ends, and the
+// forced close gives every pinned record back before the caches are
+// released. Method: as TestFrontPollSpansReleasedOnClose up to the pins,
+// then a Shutdown with a 300 ms grace.
+func TestFrontPollSpansForcedStop(t *testing.T) {
+	for _, backend := range spansBackends(t) {
+		t.Run(backend, func(t *testing.T) { pollSpansForcedStop(t, backend) })
+	}
+}
+
+func pollSpansForcedStop(t *testing.T, backend string) {
+	const partitions, batches, batchMessages = 4, 30, 200
+	server, session := startSpansServer(t, backend, 32<<20)
+	producer, err := net.Dial("tcp", server.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+	produce := spansProducer(t, producer, session(producer, wire.Uint128{Lo: 1}), partitions, batchMessages)
+	for partition := range uint32(partitions) {
+		produce(partition, batches)
+	}
+	stuck := dialSmallReceiveBuffer(t, server.Addr().String())
+	defer stuck.Close()
+	pollRequest := session(stuck, wire.Uint128{Lo: 2})
+	pollNewestInPlace(t, server, stuck, pollRequest, produce(0, 0), batchMessages)
+	next := produce(0, 0)
+	for partition := range uint32(partitions) {
+		if _, err := stuck.Write(pollRequest(wire.OperationNonReplicated, wire.CodePollMessages,
+			spansPoll(partition, next[partition]-batches/3*batchMessages, batches*batchMessages))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned > 0 }, "records pinned by the stuck replies")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_ = server.Shutdown(ctx) // the grace ends (the client reads nothing): the close is forced
+	for _, sh := range server.Runtime().Shards() {
+		if pinned := sh.Stats().SpansPinned; pinned != 0 {
+			t.Fatalf("shard %d stopped with %d records pinned", sh.id, pinned)
+		}
 	}
 }
