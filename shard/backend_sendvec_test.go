@@ -117,3 +117,36 @@ func piecesFrom(spans [][]byte, offset int) [][]byte {
 	}
 	return pieces
 }
+
+// TestBackendSendVecMaxPieces: a vectored send of sendSpansMax pieces
+// (a poll reply with pollSpansMax spans and the buffer around them), from
+// arena memory and pool buffers, arrives whole on both backends, resumed
+// after partial sends at the right piece and offset.
+func TestBackendSendVecMaxPieces(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		onBackendThread(t, backend, func(b Backend) {
+			arena, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Munmap(arena)
+			for index := range arena {
+				arena[index] = byte(index * 13)
+			}
+			head := b.Alloc(sendSpansMax * 100)
+			for index := range head {
+				head[index] = byte(index * 3)
+			}
+			spans := make([][]byte, 0, sendSpansMax)
+			for index := range sendSpansMax {
+				if index%2 == 0 {
+					spans = append(spans, head[index*100:index*100+1+index])
+				} else {
+					spans = append(spans, arena[index*7000:index*7000+1000+index*37])
+				}
+			}
+			checkSendVecWhole(t, b, spans, bytes.Join(spans, nil))
+			b.Free(head)
+		})
+	})
+}
