@@ -97,6 +97,9 @@ type Cache struct {
 // Partition holds partition-wide switches.
 type Partition struct {
 	ValidateChecksum bool `toml:"validate_checksum"`
+	// WriteWhileReceiving appends a large batch of a send while it is
+	// still arriving (shard ServerOptions.SendStreamingOff when false).
+	WriteWhileReceiving bool `toml:"write_while_receiving"`
 }
 
 // Topic holds the defaults of per-topic options.

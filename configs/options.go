@@ -80,6 +80,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		FrameBytesMax:           int(c.TCP.MaxFrameSize),
 		ConnectionAffinityOff:   !c.System.Sharding.ConnectionAffinity,
 		ReadChecksumsUnverified: !c.System.Partition.ValidateChecksum,
+		SendStreamingOff:        !c.System.Partition.WriteWhileReceiving,
 		Logger:                  logger,
 	}
 	if bytes, err := c.CacheBytes(); err != nil {

@@ -41,7 +41,7 @@ func TestServerOptions(t *testing.T) {
 	defaults, _ := Load("", nil)
 	all, err := defaults.Config.ServerOptions(RootCredentials(nil), []int{0, 1, 2}, nil)
 	if err != nil || !slices.Equal(all.Runtime.CPUs, []int{0, 1, 2}) || all.HeartbeatInterval != 30*time.Second ||
-		all.Runtime.Unpinned || all.ConnectionAffinityOff || all.ReadChecksumsUnverified {
+		all.Runtime.Unpinned || all.ConnectionAffinityOff || all.ReadChecksumsUnverified || all.SendStreamingOff {
 		t.Fatalf("defaults: %+v %v", all.Runtime, err)
 	}
 	unpinned, _ := Load("", []string{"WHIPPET_SYSTEM_SHARDING_PIN_CORES=false"})
@@ -58,6 +58,11 @@ func TestServerOptions(t *testing.T) {
 	if options, err := unverified.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
 		!options.ReadChecksumsUnverified {
 		t.Fatalf("validate_checksum = false: %+v %v", options, err)
+	}
+	whole, _ := Load("", []string{"WHIPPET_SYSTEM_PARTITION_WRITE_WHILE_RECEIVING=false"})
+	if options, err := whole.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
+		!options.SendStreamingOff {
+		t.Fatalf("write_while_receiving = false: %+v %v", options, err)
 	}
 }
 
