@@ -130,8 +130,12 @@ func (s *server) launch(timeout time.Duration) error {
 		return err
 	}
 	s.exited = make(chan error, 1)
-	go s.readLogs(stderr)
-	go func() { s.exited <- s.command.Wait() }()
+	// Wait closes the pipe once the process exits, so it runs only after
+	// the log was read to its end: an exit's last lines are never lost.
+	go func() {
+		s.readLogs(stderr)
+		s.exited <- s.command.Wait()
+	}()
 	select {
 	case s.address = <-s.logs.started:
 		return nil
@@ -181,6 +185,9 @@ func (s *server) readLogs(stderr io.Reader) {
 			}
 		}
 	}
+	// A line too long for the scanner ends the scan: the rest is drained,
+	// or the process would block on a full pipe and never exit.
+	_, _ = io.Copy(io.Discard, stderr)
 }
 
 // stop sends SIGTERM and waits for a clean exit.
