@@ -51,16 +51,7 @@ func startMoveServer(t *testing.T, backend string, adjust func(*ServerOptions)) 
 	if adjust != nil {
 		adjust(&options)
 	}
-	server, err := StartServer(options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = server.Shutdown(ctx) // the test is over; a slow close changes nothing
-	})
-	return server
+	return serveForTest(t, options)
 }
 
 // dialMove connects and logs in as root with client id clientLo.

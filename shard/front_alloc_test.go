@@ -19,8 +19,15 @@ func startTestServer(t *testing.T) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Backend: BackendAuto,
+	return serveForTest(t, ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Backend: BackendAuto,
 		Listen: "127.0.0.1:0"}, DataPath: t.TempDir(), Durability: 1 /* written */})
+}
+
+// serveForTest starts a server with options and shuts it down when the
+// test ends.
+func serveForTest(t *testing.T, options ServerOptions) *Server {
+	t.Helper()
+	server, err := StartServer(options)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -34,16 +33,8 @@ func startSpansServer(t *testing.T, backend string, cacheBytes int) (*Server, fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Backend: backend,
+	server := serveForTest(t, ServerOptions{Runtime: Options{CPUs: cpus[:min(2, len(cpus))], Backend: backend,
 		Listen: "127.0.0.1:0"}, DataPath: t.TempDir(), Durability: 1 /* written */, CacheBytes: cacheBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = server.Shutdown(ctx) // the test is over; a slow close changes nothing
-	})
 	session := func(conn net.Conn, client wire.Uint128) func(wire.Operation, wire.Code, wire.Body) []byte {
 		login := loginIggy(t, conn, client)
 		id := uint64(0)

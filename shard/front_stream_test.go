@@ -35,17 +35,8 @@ func startStreamServerIn(t *testing.T, backend, directory string) *Server {
 func startStreamServerWith(t *testing.T, backend, directory string, streamingOff bool) *Server {
 	t.Helper()
 	cpus := skipUnlessTwoShards(t, backend)
-	server, err := StartServer(ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: backend, Listen: "127.0.0.1:0"},
+	return serveForTest(t, ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: backend, Listen: "127.0.0.1:0"},
 		DataPath: directory, Durability: 1 /* written */, Logger: testLogger(), SendStreamingOff: streamingOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = server.Shutdown(ctx) // the test is over; a slow close changes nothing
-	})
-	return server
 }
 
 // largeBatch encodes 1000 messages of 1000 bytes whose payloads name
