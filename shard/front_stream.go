@@ -54,11 +54,17 @@ func (st *sendStream) of(frame []byte) *sendStream {
 	return st
 }
 
-func (f *front) onFrameProgress(conn *Conn, frame []byte, arrived int) bool {
+// watchesFrame reports whether a frame of size bytes on conn may stream.
+func (f *front) watchesFrame(conn *Conn, size int) bool {
 	s, _ := conn.Attached().(*session)
-	if s == nil || s.classic != nil || len(frame) < streamFrameBytesMin || f.server.options.SendStreamingOff {
+	return s != nil && s.classic == nil && size >= streamFrameBytesMin && !f.server.options.SendStreamingOff
+}
+
+func (f *front) onFrameProgress(conn *Conn, frame []byte, arrived int) bool {
+	if !f.watchesFrame(conn, len(frame)) {
 		return false
 	}
+	s := conn.Attached().(*session)
 	st := &s.stream
 	if st.frame != &frame[0] {
 		f.streamEnd(s)
