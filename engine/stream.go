@@ -78,10 +78,8 @@ type batchStream struct {
 // piecesFit, and the partition never retries writes (a stream's op
 // fails with its write).
 func (p *Partition) streamFit(length int) bool {
-	return p.kicker != nil && length >= piecesRecordBytesMin && length <= batchBytesMax &&
-		p.options.Durability != DurabilityMemory && !p.dedup.enabled() && !p.options.RetryWrites &&
-		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() && p.stream.state == streamIdle &&
-		p.state == stateOpen && p.active().sizeBytes < p.options.SegmentBytes
+	return p.piecesFitLength(length) && length <= batchBytesMax && !p.options.RetryWrites &&
+		p.stream.state == streamIdle
 }
 
 // StreamOpen starts appending a batch record of length bytes whose first
