@@ -65,8 +65,11 @@ func (s *frameSums) sum() uint64 { return s.hasher.Sum64() }
 // start a write within the turn, nothing is being written or waits to
 // be (so the record is the head of the next write), no roll is due, the
 // ack waits for the disk, and no dedup window needs the received frames.
-func (p *Partition) piecesFit(record []byte) bool {
-	return p.kicker != nil && len(record) >= piecesRecordBytesMin &&
+func (p *Partition) piecesFit(record []byte) bool { return p.piecesFitLength(len(record)) }
+
+// piecesFitLength is piecesFit for a record of length bytes.
+func (p *Partition) piecesFitLength(length int) bool {
+	return p.kicker != nil && length >= piecesRecordBytesMin &&
 		p.options.Durability != DurabilityMemory && !p.dedup.enabled() &&
 		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() &&
 		p.state == stateOpen && p.active().sizeBytes < p.options.SegmentBytes

@@ -65,7 +65,7 @@ type batchStream struct {
 	// stays for its owner's next call until another stream opens.
 	err       error
 	validator wire.BatchValidator
-	stamped   wire.BatchHasher
+	stamped   frameSums
 	// headerOp writes the header block(s) from header, a copy: the final
 	// data piece is written from the buffer at the same time, and a
 	// buffer lends itself to one write at a time (registered buffers).
@@ -78,10 +78,8 @@ type batchStream struct {
 // piecesFit, and the partition never retries writes (a stream's op
 // fails with its write).
 func (p *Partition) streamFit(length int) bool {
-	return p.kicker != nil && length >= piecesRecordBytesMin && length <= batchBytesMax &&
-		p.options.Durability != DurabilityMemory && !p.dedup.enabled() && !p.options.RetryWrites &&
-		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() && p.stream.state == streamIdle &&
-		p.state == stateOpen && p.active().sizeBytes < p.options.SegmentBytes
+	return p.piecesFitLength(length) && length <= batchBytesMax && !p.options.RetryWrites &&
+		p.stream.state == streamIdle
 }
 
 // StreamOpen starts appending a batch record of length bytes whose first
@@ -99,7 +97,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	}
 	invariant.Assert(timestamp > 0, "stream timestamp is set")
 	s := &p.stream
-	if err := s.validator.Start(head, length, true, &s.stamped); err != nil {
+	if err := s.validator.Start(head, length, true, &s.stamped.hasher); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
 	}
 	buffer := p.pending
@@ -120,12 +118,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
 	s.written, s.piece, s.writes, s.writeErr, s.err = s.headerEnd, false, 0, nil, nil
-	var header [batchMessageCountAt + 4]byte
-	copy(header[:], head)
-	binary.LittleEndian.PutUint64(header[batchPartitionIDAt:], uint64(p.options.PartitionID))
-	binary.LittleEndian.PutUint64(header[batchBaseOffsetAt:], p.offsetNext)
-	binary.LittleEndian.PutUint64(header[batchBaseTimestampAt:], timestamp)
-	s.stamped.Start(header[:])
+	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
 	return s.id, nil
 }
 
@@ -204,7 +197,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	binary.LittleEndian.PutUint64(stored[batchPartitionIDAt:], uint64(p.options.PartitionID))
 	binary.LittleEndian.PutUint64(stored[batchBaseOffsetAt:], p.offsetNext)
 	binary.LittleEndian.PutUint64(stored[batchBaseTimestampAt:], s.timestamp)
-	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], s.stamped.Sum64())
+	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], s.stamped.sum())
 	if invariant.Enabled {
 		invariant.Assert(invalidBatch(stored) == "", "a streamed batch verifies")
 	}

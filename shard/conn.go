@@ -522,7 +522,8 @@ func (c *Conn) consumeHead(data []byte) []byte {
 	// the next; only those before data are taken from head.
 	c.frame = c.shard.frameBuffer(size)
 	c.frameLen = copy(c.frame, c.head[:c.headLen])
-	_, c.progress = c.handler.(frameProgressNotifier)
+	notifier, watched := c.handler.(frameProgressNotifier)
+	c.progress = watched && notifier.watchesFrame(c, size)
 	c.headLen = 0
 	return data
 }

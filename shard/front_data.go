@@ -119,14 +119,23 @@ func (f *front) sendMessages(c *call, view *frontView, request *wire.SendMessage
 		f.complete(c)
 		return
 	}
-	if _, err := wire.ValidateBatch(request.Batch); err != nil {
-		c.status = decodeStatus(err)
-		f.complete(c)
-		return
-	}
 	c.target = dataTarget{stream: stream, topic: topic, partition: partition}
+	f.appendBatch(c, request.Batch, 0)
+}
+
+// appendBatch appends batch to c.target's partition. With stream (not 0)
+// the op finishes that streamed append, which checked the batch as it
+// arrived; without, the batch is checked here.
+func (f *front) appendBatch(c *call, batch []byte, stream uint64) {
+	if stream == 0 {
+		if _, err := wire.ValidateBatch(batch); err != nil {
+			c.status = decodeStatus(err)
+			f.complete(c)
+			return
+		}
+	}
 	op := f.server.data.Local(f.shard).Get()
-	op.Key, op.Batch = c.target.key(), request.Batch
+	op.Key, op.Batch, op.Stream = c.target.key(), batch, stream
 	f.startData(c, op, DataAppend, f.sendDoneFn)
 }
 

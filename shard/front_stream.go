@@ -54,11 +54,17 @@ func (st *sendStream) of(frame []byte) *sendStream {
 	return st
 }
 
-func (f *front) onFrameProgress(conn *Conn, frame []byte, arrived int) bool {
+// watchesFrame reports whether a frame of size bytes on conn may stream.
+func (f *front) watchesFrame(conn *Conn, size int) bool {
 	s, _ := conn.Attached().(*session)
-	if s == nil || s.classic != nil || len(frame) < streamFrameBytesMin || f.server.options.SendStreamingOff {
+	return s != nil && s.classic == nil && size >= streamFrameBytesMin && !f.server.options.SendStreamingOff
+}
+
+func (f *front) onFrameProgress(conn *Conn, frame []byte, arrived int) bool {
+	if !f.watchesFrame(conn, len(frame)) {
 		return false
 	}
+	s := conn.Attached().(*session)
 	st := &s.stream
 	if st.frame != &frame[0] {
 		f.streamEnd(s)
@@ -159,30 +165,19 @@ func (f *front) streamSend(c *call, st *sendStream, stream *metadata.Stream, top
 		return
 	}
 	c.target = dataTarget{stream: stream, topic: topic, partition: st.key.Partition}
-	if st.err != nil {
-		c.status = decodeStatus(st.err)
-		f.streamEnd(c.session)
+	id, err := uint64(0), st.err
+	if st.open {
+		id, st.open = st.id, false // the op finishes it
+	}
+	f.streamEnd(c.session)
+	if err != nil {
+		c.status = decodeStatus(err)
 		f.complete(c)
 		return
 	}
-	if !st.open {
-		// The stream ended without storing: the batch is checked and
-		// appended whole, as any other.
-		if _, err := wire.ValidateBatch(request.Batch); err != nil {
-			c.status = decodeStatus(err)
-			f.streamEnd(c.session)
-			f.complete(c)
-			return
-		}
-	}
-	op := f.server.data.Local(f.shard).Get()
-	op.Key, op.Batch = c.target.key(), request.Batch
-	if st.open {
-		op.Stream = st.id
-		st.open = false // the op finishes it
-	}
-	f.streamEnd(c.session)
-	f.startData(c, op, DataAppend, f.sendDoneFn)
+	// Without id the stream ended without storing: the batch is checked
+	// and appended whole, as any other.
+	f.appendBatch(c, request.Batch, id)
 }
 
 // peekPartition is choosePartition without moving a Balanced cursor.

@@ -44,7 +44,11 @@ type connSentNotifier interface {
 // may read them, never keep or write frame; the frame is delivered whole
 // to OnFrame as ever. It returns whether it wants to see more of this
 // frame; on false the rest is received in as few receives as it takes.
+// watchesFrame, asked as a frame of size bytes starts, says whether it
+// may want to see that frame at all; a frame it does not is received as
+// any other.
 type frameProgressNotifier interface {
+	watchesFrame(conn *Conn, size int) bool
 	onFrameProgress(conn *Conn, frame []byte, arrived int) bool
 }
 

@@ -134,9 +134,6 @@ func VerifyRecord(record []byte) (BatchHeader, error) {
 
 func checkRecord(batch []byte, admission bool) (BatchHeader, error) {
 	var validator BatchValidator
-	if len(batch) < BatchHeaderBytes {
-		return BatchHeader{}, &DecodeError{Need: BatchHeaderBytes, Have: len(batch), What: "batch header"}
-	}
 	if err := validator.Start(batch, len(batch), admission, nil); err != nil {
 		return BatchHeader{}, err
 	}
