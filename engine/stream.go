@@ -137,7 +137,6 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 	case s.id != id || s.state != streamReceiving:
 		return ErrClosed
 	}
-	invariant.Assert(s.state == streamReceiving, "a fed stream is receiving")
 	invariant.Assert(len(arrived) >= s.copied && len(arrived) <= s.length, "a stream grows within its batch")
 	buffer := p.inflight
 	stored := buffer.data[s.at : s.at+s.length]
@@ -221,11 +220,10 @@ func (p *Partition) streamFinal() {
 	s := &p.stream
 	invariant.Assert(s.state == streamFinishing && !s.piece, "final stream writes follow every piece")
 	end := p.inflight.writeLength() // pads the last block with zeros
+	s.writes = 1
 	if s.written == s.headerEnd {
 		p.streamWrite(&p.flushOp, 0, end)
-		s.writes = 1
 	} else {
-		s.writes = 1
 		if s.written < end {
 			p.streamWrite(&p.flushOp, s.written, end)
 			s.writes++

@@ -161,6 +161,7 @@ func (f *front) streamSend(c *call, st *sendStream, stream *metadata.Stream, top
 	request *wire.SendMessages) {
 	if st.key.Stream != stream.ID || st.key.Topic != topic.ID || int(st.key.Partition) >= len(topic.Partitions) {
 		c.status = wire.StatusResourceNotFound // the topic changed meanwhile
+		f.streamEnd(c.session)                 // its engine stream, if open, must not hold the partition
 		f.complete(c)
 		return
 	}
