@@ -116,16 +116,7 @@ func pollSpansUnderPressure(t *testing.T, backend string) {
 	defer producer.Close()
 	request := session(producer, wire.Uint128{Lo: 1})
 	reply := make([]byte, 16<<20)
-	for _, body := range []wire.Body{&wire.CreateStream{Name: "s"},
-		&wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 2, Name: "t"}} {
-		operation := wire.OperationCreateStream
-		if _, ok := body.(*wire.CreateTopic); ok {
-			operation = wire.OperationCreateTopic
-		}
-		if decoded, _, _ := wire.DecodeReply(exchange(t, producer, request(operation, 0, body), reply)); decoded.Err() != nil {
-			t.Fatalf("setup: %v", decoded.Err())
-		}
-	}
+	spansSetup(t, producer, request, 2)
 	var mu sync.Mutex
 	acked := [2]uint64{}
 	rounds := 240
@@ -422,10 +413,9 @@ func pollSpansCopiedOut(t *testing.T, backend string) {
 	}
 }
 
-// spansProducer returns a function that appends count batches of
-// batchMessages to a partition and returns every partition's next offset.
-func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte,
-	partitions int, batchMessages int) func(partition uint32, count int) []uint64 {
+// spansSetup creates stream 0 and its topic 0 of partitions partitions.
+func spansSetup(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte, partitions int) {
+	t.Helper()
 	reply := make([]byte, 1<<20)
 	for _, step := range []struct {
 		operation wire.Operation
@@ -438,6 +428,14 @@ func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wir
 			t.Fatalf("setup: %v", decoded.Err())
 		}
 	}
+}
+
+// spansProducer returns a function that appends count batches of
+// batchMessages to a partition and returns every partition's next offset.
+func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte,
+	partitions int, batchMessages int) func(partition uint32, count int) []uint64 {
+	spansSetup(t, conn, request, partitions)
+	reply := make([]byte, 1<<20)
 	next := make([]uint64, partitions)
 	return func(partition uint32, count int) []uint64 {
 		for range count {
