@@ -221,16 +221,7 @@ func TestReconnectRestoresSession(t *testing.T) {
 // request queued; its late reply is dropped and the next call on the same
 // connection still gets its own reply.
 func TestCancelledCallKeepsConnection(t *testing.T) {
-	arrived := make(chan struct{}, 2)
-	var held [][]byte
-	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
-		held = append(held, replyFrame(t, frame, nil))
-		arrived <- struct{}{}
-		if len(held) < 2 {
-			return nil, false
-		}
-		return held, false
-	})
+	p, arrived := startHoldingPeer(t, func(_ int, frame []byte) []byte { return replyFrame(t, frame, nil) })
 	client, err := Dial(testContext(t), testOptions(p.address()))
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +238,24 @@ func TestCancelledCallKeepsConnection(t *testing.T) {
 	if err := client.Ping(testContext(t)); err != nil || p.connectionCount() != 1 {
 		t.Fatalf("second ping: %v over %d connections", err, p.connectionCount())
 	}
+}
+
+// startHoldingPeer starts a peer that answers its first request only
+// together with its second: it holds reply's frame for the first and
+// sends both once the second arrives (reply gets the request's index).
+// The channel gets a value as each of the two requests arrives.
+func startHoldingPeer(t *testing.T, reply func(index int, frame []byte) []byte) (*peer, <-chan struct{}) {
+	arrived := make(chan struct{}, 2)
+	var held [][]byte
+	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
+		held = append(held, reply(len(held), frame))
+		arrived <- struct{}{}
+		if len(held) < 2 {
+			return nil, false
+		}
+		return held, false
+	})
+	return p, arrived
 }
 
 // TestHeartbeat: with HeartbeatInterval set, an idle client pings.

@@ -85,17 +85,10 @@ func checkPolled(t *testing.T, round int, polled *wire.PolledMessages, count int
 // a buffer of the connection's own and dropped, and the next poll on the
 // same connection is answered correctly.
 func TestPollMessagesIntoCancelled(t *testing.T) {
-	arrived := make(chan struct{}, 2)
-	var held [][]byte
-	p := startPeer(t, func(_ int, frame []byte) ([][]byte, bool) {
-		base := uint64(len(held) * 1000)
-		held = append(held, replyFrame(t, frame, &wire.PolledMessages{MessagesCount: 5, CurrentOffset: base + 4,
-			Records: pollRecords(5, 100, base)}))
-		arrived <- struct{}{}
-		if len(held) < 2 {
-			return nil, false
-		}
-		return held, false
+	p, arrived := startHoldingPeer(t, func(index int, frame []byte) []byte {
+		base := uint64(index * 1000)
+		return replyFrame(t, frame, &wire.PolledMessages{MessagesCount: 5, CurrentOffset: base + 4,
+			Records: pollRecords(5, 100, base)})
 	})
 	client, err := Dial(testContext(t), testOptions(p.address()))
 	if err != nil {

@@ -8,17 +8,25 @@ import (
 	"github.com/whippetio/whippet/engine/enginetest"
 )
 
+// openCachedPartition opens a partition in directory on a counting memory
+// storage seeded with seed, with a 1 MiB cache of one shard (released at
+// the test's end) and 64 KiB disk reads.
+func openCachedPartition(t *testing.T, seed uint64, directory string) (*countingBackend, *engine.Cache, *engine.Partition) {
+	t.Helper()
+	storage := &countingBackend{memBackend: memBackend{enginetest.NewMemStorage(seed)}}
+	cache := engine.NewCache(engine.NewCacheBudget(1<<20), 1)
+	t.Cleanup(cache.Release)
+	options := engine.PartitionOptions{Directory: directory, SegmentBytes: 1 << 30, Cache: cache, Logger: quiet, ReadBytes: 64 << 10}
+	return storage, cache, mustOpen(t, storage, options)
+}
+
 // TestPollAfterEviction: a poll the cache serves and the same poll after
 // the cache evicted those batches return identical bytes, the second from
 // disk; a poll spanning evicted and cached batches returns them all in
 // order. Method: a 1 MiB cache, one partition, a first batch polled
 // while cached (no disk read), then enough batches to evict it.
 func TestPollAfterEviction(t *testing.T) {
-	storage := &countingBackend{memBackend: memBackend{enginetest.NewMemStorage(11)}}
-	cache := engine.NewCache(engine.NewCacheBudget(1<<20), 1)
-	defer cache.Release()
-	options := engine.PartitionOptions{Directory: "/e/p", SegmentBytes: 1 << 30, Cache: cache, Logger: quiet, ReadBytes: 64 << 10}
-	p := mustOpen(t, storage, options)
+	storage, cache, p := openCachedPartition(t, 11, "/e/p")
 	random := newRandom(12)
 	serial := uint64(0)
 	var model []enginetest.Message

@@ -50,11 +50,7 @@ func pollSpans(t *testing.T, storage backend, p *engine.Partition, op *engine.Po
 // cache, one partition, batches of random sizes, polls from every
 // offset with room for a few batches.
 func TestPollSpansMatchCopies(t *testing.T) {
-	storage := &countingBackend{memBackend: memBackend{enginetest.NewMemStorage(21)}}
-	cache := engine.NewCache(engine.NewCacheBudget(1<<20), 1)
-	defer cache.Release()
-	options := engine.PartitionOptions{Directory: "/s/p", SegmentBytes: 1 << 30, Cache: cache, Logger: quiet, ReadBytes: 64 << 10}
-	p := mustOpen(t, storage, options)
+	storage, cache, p := openCachedPartition(t, 21, "/s/p")
 	random := newRandom(22)
 	serial := uint64(0)
 	var model []enginetest.Message

@@ -15,14 +15,7 @@ import (
 func TestBackendSendVec(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
 		onBackendThread(t, backend, func(b Backend) {
-			arena, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer unix.Munmap(arena)
-			for index := range arena {
-				arena[index] = byte(index * 7)
-			}
+			arena := sendVecArena(t, 7)
 			head := b.Alloc(272)
 			copy(head, bytes.Repeat([]byte("h"), 272))
 			spans := [][]byte{head, arena[:300<<10], []byte("between"), arena[500<<10 : 900<<10], arena[1000 : 1000+77]}
@@ -32,6 +25,21 @@ func TestBackendSendVec(t *testing.T) {
 			b.Free(head)
 		})
 	})
+}
+
+// sendVecArena maps 1 MiB outside the Go heap, as the cache's arena is,
+// fills it with byte(index*stride) and unmaps it at the test's end.
+func sendVecArena(t *testing.T, stride int) []byte {
+	t.Helper()
+	arena, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Munmap(arena) })
+	for index := range arena {
+		arena[index] = byte(index * stride)
+	}
+	return arena
 }
 
 // sendVecPair is a socket pair with small buffers (so sends go partial),
@@ -125,14 +133,7 @@ func piecesFrom(spans [][]byte, offset int) [][]byte {
 func TestBackendSendVecMaxPieces(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
 		onBackendThread(t, backend, func(b Backend) {
-			arena, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer unix.Munmap(arena)
-			for index := range arena {
-				arena[index] = byte(index * 13)
-			}
+			arena := sendVecArena(t, 13)
 			head := b.Alloc(sendSpansMax * 100)
 			for index := range head {
 				head[index] = byte(index * 3)

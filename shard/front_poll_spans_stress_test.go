@@ -141,28 +141,7 @@ func TestFrontPollSpansForcedStop(t *testing.T) {
 
 func pollSpansForcedStop(t *testing.T, backend string) {
 	const partitions, batches, batchMessages = 4, 30, 200
-	server, session := startSpansServer(t, backend, 32<<20)
-	producer, err := net.Dial("tcp", server.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
-	produce := spansProducer(t, producer, session(producer, wire.Uint128{Lo: 1}), partitions, batchMessages)
-	for partition := range uint32(partitions) {
-		produce(partition, batches)
-	}
-	stuck := dialSmallReceiveBuffer(t, server.Addr().String())
-	defer stuck.Close()
-	pollRequest := session(stuck, wire.Uint128{Lo: 2})
-	pollNewestInPlace(t, server, stuck, pollRequest, produce(0, 0), batchMessages)
-	next := produce(0, 0)
-	for partition := range uint32(partitions) {
-		if _, err := stuck.Write(pollRequest(wire.OperationNonReplicated, wire.CodePollMessages,
-			spansPoll(partition, next[partition]-batches/3*batchMessages, batches*batchMessages))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned > 0 }, "records pinned by the stuck replies")
+	server := pinByStuckPolls(t, backend, partitions, batches, batchMessages).server
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_ = server.Shutdown(ctx) // the grace ends (the client reads nothing): the close is forced

@@ -116,16 +116,7 @@ func pollSpansUnderPressure(t *testing.T, backend string) {
 	defer producer.Close()
 	request := session(producer, wire.Uint128{Lo: 1})
 	reply := make([]byte, 16<<20)
-	for _, body := range []wire.Body{&wire.CreateStream{Name: "s"},
-		&wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: 2, Name: "t"}} {
-		operation := wire.OperationCreateStream
-		if _, ok := body.(*wire.CreateTopic); ok {
-			operation = wire.OperationCreateTopic
-		}
-		if decoded, _, _ := wire.DecodeReply(exchange(t, producer, request(operation, 0, body), reply)); decoded.Err() != nil {
-			t.Fatalf("setup: %v", decoded.Err())
-		}
-	}
+	spansSetup(t, producer, request, 2)
 	var mu sync.Mutex
 	acked := [2]uint64{}
 	rounds := 240
@@ -252,56 +243,8 @@ func TestFrontPollSpansReleasedOnClose(t *testing.T) {
 
 func pollSpansReleasedOnClose(t *testing.T, backend string) {
 	const partitions, batches, batchMessages = 4, 30, 200
-	server, session := startSpansServer(t, backend, 32<<20)
-	producer, err := net.Dial("tcp", server.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
-	request := session(producer, wire.Uint128{Lo: 1})
-	reply := make([]byte, 16<<20)
-	for _, step := range []struct {
-		operation wire.Operation
-		body      wire.Body
-	}{
-		{wire.OperationCreateStream, &wire.CreateStream{Name: "s"}},
-		{wire.OperationCreateTopic, &wire.CreateTopic{Stream: wire.NumericID(0), PartitionsCount: partitions, Name: "t"}},
-	} {
-		if decoded, _, _ := wire.DecodeReply(exchange(t, producer, request(step.operation, 0, step.body), reply)); decoded.Err() != nil {
-			t.Fatalf("setup: %v", decoded.Err())
-		}
-	}
-	next := [partitions]uint64{}
-	produce := func(partition uint32, count int) {
-		for range count {
-			messages := make([]wire.OutgoingMessage, batchMessages)
-			for index := range messages {
-				messages[index].Payload = spansPayload(partition, next[partition]+uint64(index))
-			}
-			batch := make([]byte, wire.BatchBytes(messages))
-			wire.EncodeBatch(batch, messages)
-			send := request(wire.OperationSendMessages, 0, &wire.SendMessages{Stream: wire.NumericID(0), Topic: wire.NumericID(0),
-				Partitioning: wire.PartitionID(partition), MessagesCount: batchMessages, Batch: batch})
-			if decoded, _, err := wire.DecodeReply(exchange(t, producer, send, reply)); err != nil || decoded.Err() != nil {
-				t.Fatalf("send: %v %v", err, decoded.Err())
-			}
-			next[partition] += batchMessages
-		}
-	}
-	for partition := range uint32(partitions) {
-		produce(partition, batches)
-	}
-	blocked := dialSmallReceiveBuffer(t, server.Addr().String())
-	pollRequest := session(blocked, wire.Uint128{Lo: 2})
-	pollNewestInPlace(t, server, blocked, pollRequest, next[:], batchMessages)
-	for partition := range uint32(partitions) {
-		offset := next[partition] - batches/3*batchMessages
-		if _, err := blocked.Write(pollRequest(wire.OperationNonReplicated, wire.CodePollMessages,
-			spansPoll(partition, offset, 3*batches/3*batchMessages))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned > 0 }, "records pinned by the stuck replies")
+	pinned := pinByStuckPolls(t, backend, partitions, batches, batchMessages)
+	server, session, blocked, produce := pinned.server, pinned.session, pinned.stuck, pinned.produce
 	if err := blocked.(*net.TCPConn).SetLinger(0); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +258,51 @@ func pollSpansReleasedOnClose(t *testing.T, backend string) {
 		t.Fatal(err)
 	}
 	defer consumer.Close()
-	pollNewestInPlace(t, server, consumer, session(consumer, wire.Uint128{Lo: 3}), next[:], batchMessages)
+	pollNewestInPlace(t, server, consumer, session(consumer, wire.Uint128{Lo: 3}), produce(0, 0), batchMessages)
+}
+
+// stuckPolls is what pinByStuckPolls leaves: the server, its session
+// maker, the client that reads nothing, the producer and the partitions'
+// next offsets when the polls went out.
+type stuckPolls struct {
+	server  *Server
+	session func(net.Conn, wire.Uint128) func(wire.Operation, wire.Code, wire.Body) []byte
+	stuck   net.Conn
+	produce func(partition uint32, count int) []uint64
+	next    []uint64
+}
+
+// pinByStuckPolls starts a server with a 32 MB cache, appends batches
+// batches of batchMessages to each partition, then has a client with a
+// 4 KiB receive buffer (closed at the test's end) pipeline a poll of each
+// partition's newest third of those messages, once the newest batches go
+// out in place, and waits until the stuck replies pin records.
+func pinByStuckPolls(t *testing.T, backend string, partitions, batches, batchMessages int) stuckPolls {
+	t.Helper()
+	server, session := startSpansServer(t, backend, 32<<20)
+	producer, err := net.Dial("tcp", server.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = producer.Close() })
+	produce := spansProducer(t, producer, session(producer, wire.Uint128{Lo: 1}), partitions, batchMessages)
+	for partition := range uint32(partitions) {
+		produce(partition, batches)
+	}
+	stuck := dialSmallReceiveBuffer(t, server.Addr().String())
+	t.Cleanup(func() { _ = stuck.Close() })
+	pollRequest := session(stuck, wire.Uint128{Lo: 2})
+	pollNewestInPlace(t, server, stuck, pollRequest, produce(0, 0), uint64(batchMessages))
+	next := produce(0, 0)
+	polled := uint64(batches / 3 * batchMessages)
+	for partition := range uint32(partitions) {
+		if _, err := stuck.Write(pollRequest(wire.OperationNonReplicated, wire.CodePollMessages,
+			spansPoll(partition, next[partition]-polled, uint32(3*polled)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned > 0 }, "records pinned by the stuck replies")
+	return stuckPolls{server: server, session: session, stuck: stuck, produce: produce, next: next}
 }
 
 // pollNewestInPlace polls the last batch of each partition, checking its
@@ -403,30 +390,9 @@ func TestFrontPollSpansCopiedOutForSlowReader(t *testing.T) {
 
 func pollSpansCopiedOut(t *testing.T, backend string) {
 	const partitions, batches, batchMessages = 4, 30, 200
-	server, session := startSpansServer(t, backend, 32<<20)
-	producer, err := net.Dial("tcp", server.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
-	request := session(producer, wire.Uint128{Lo: 1})
-	produce := spansProducer(t, producer, request, partitions, batchMessages)
-	for partition := range uint32(partitions) {
-		produce(partition, batches)
-	}
-	slow := dialSmallReceiveBuffer(t, server.Addr().String())
-	defer slow.Close()
-	pollRequest := session(slow, wire.Uint128{Lo: 2})
-	pollNewestInPlace(t, server, slow, pollRequest, produce(0, 0), batchMessages)
-	next := produce(0, 0)
+	pinned := pinByStuckPolls(t, backend, partitions, batches, batchMessages)
+	server, slow, produce, next := pinned.server, pinned.stuck, pinned.produce, pinned.next
 	const polled = batches / 3 * batchMessages
-	for partition := range uint32(partitions) {
-		if _, err := slow.Write(pollRequest(wire.OperationNonReplicated, wire.CodePollMessages,
-			spansPoll(partition, next[partition]-polled, 3*polled))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitSpansPinned(t, server, func(pinned uint64) bool { return pinned > 0 }, "records pinned by the stuck replies")
 	for partition := range uint32(partitions) {
 		produce(partition, batches) // the cache needs the pinned records' room
 	}
@@ -447,10 +413,9 @@ func pollSpansCopiedOut(t *testing.T, backend string) {
 	}
 }
 
-// spansProducer returns a function that appends count batches of
-// batchMessages to a partition and returns every partition's next offset.
-func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte,
-	partitions int, batchMessages int) func(partition uint32, count int) []uint64 {
+// spansSetup creates stream 0 and its topic 0 of partitions partitions.
+func spansSetup(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte, partitions int) {
+	t.Helper()
 	reply := make([]byte, 1<<20)
 	for _, step := range []struct {
 		operation wire.Operation
@@ -463,6 +428,14 @@ func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wir
 			t.Fatalf("setup: %v", decoded.Err())
 		}
 	}
+}
+
+// spansProducer returns a function that appends count batches of
+// batchMessages to a partition and returns every partition's next offset.
+func spansProducer(t *testing.T, conn net.Conn, request func(wire.Operation, wire.Code, wire.Body) []byte,
+	partitions int, batchMessages int) func(partition uint32, count int) []uint64 {
+	spansSetup(t, conn, request, partitions)
+	reply := make([]byte, 1<<20)
 	next := make([]uint64, partitions)
 	return func(partition uint32, count int) []uint64 {
 		for range count {

@@ -103,10 +103,7 @@ func TestStreamedSendStalledDoesNotHoldFlushOrPurge(t *testing.T) {
 	server := startStreamServer(t, BackendIOURing)
 	random := rand.New(rand.NewPCG(13, 14))
 	admin := dialMove(t, server, 40)
-	admin.setup(1)
-	if status, _ := admin.sendLarge(largeBatch(7000), wire.PartitionID(0), random); status != wire.StatusOK {
-		t.Fatalf("first send: %v", status) // and the partition is open
-	}
+	admin.setupWithLarge(largeBatch(7000), random)
 	for round, wait := range []struct {
 		operation wire.Operation
 		code      wire.Code
@@ -162,10 +159,7 @@ func TestStreamedSendsConcurrentProducers(t *testing.T) {
 	server := startStreamServer(t, BackendIOURing)
 	admin := dialMove(t, server, 50)
 	admin.reply = make([]byte, 8<<20) // a poll of 1000 messages may span large batches
-	admin.setup(1)
-	if status, _ := admin.sendLarge(largeBatch(900_000), wire.PartitionID(0), rand.New(rand.NewPCG(1, 1))); status != wire.StatusOK {
-		t.Fatalf("first send: %v", status) // and the partition is open
-	}
+	admin.setupWithLarge(largeBatch(900_000), rand.New(rand.NewPCG(1, 1)))
 	type sent struct{ base, first, count int }
 	results := make([][]sent, 3)
 	var wg sync.WaitGroup

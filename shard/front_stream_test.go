@@ -102,6 +102,17 @@ func (c *moveClient) sendLarge(batch []byte, partitioning wire.Partitioning, ran
 	return wire.StatusOK, confirmations[0]
 }
 
+// setupWithLarge creates a stream, a topic and one partition, and sends
+// batch to the partition (a large one streams), failing the test unless
+// it is stored: the partition is open from then on.
+func (c *moveClient) setupWithLarge(batch []byte, random *rand.Rand) {
+	c.t.Helper()
+	c.setup(1)
+	if status, _ := c.sendLarge(batch, wire.PartitionID(0), random); status != wire.StatusOK {
+		c.t.Fatalf("first send: %v", status)
+	}
+}
+
 // pollAll returns every payload prefix of partition, in offset order,
 // checking that offsets run from 0.
 func (c *moveClient) pollAll(partition uint32) []string {
@@ -209,20 +220,13 @@ func TestStreamedSendConnectionClosed(t *testing.T) {
 	server := startStreamServer(t, BackendIOURing)
 	random := rand.New(rand.NewPCG(3, 4))
 	c := dialMove(t, server, 8)
-	c.setup(1)
-	if status, _ := c.sendLarge(largeBatch(0), wire.PartitionID(0), random); status != wire.StatusOK {
-		t.Fatalf("first send: %v", status)
-	}
+	c.setupWithLarge(largeBatch(0), random)
 	for attempt := range 3 {
 		gone := dialMove(t, server, uint64(20+attempt))
 		openedBefore, _ := streamCounters(server)
 		frame := gone.sendFrame(largeBatch(1000), wire.PartitionID(0))
 		gone.writeSlowly(frame[:len(frame)*3/4], random)
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if opened, _ := streamCounters(server); opened > openedBefore {
-				break
-			}
-		}
+		waitStreams(t, server, openedBefore+1)
 		if err := gone.conn.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -253,11 +257,7 @@ func TestStreamedSendHeldTooLong(t *testing.T) {
 	frame := slow.sendFrame(largeBatch(0), wire.PartitionID(0))
 	started := time.Now() // before the stream opens
 	slow.writeSlowly(frame[:len(frame)/2], random)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if opened, _ := streamCounters(server); opened > 0 {
-			break
-		}
-	}
+	waitStreams(t, server, 1)
 	if opened, _ := streamCounters(server); opened != 1 {
 		t.Fatalf("%d streams open, want the slow client's", opened)
 	}
@@ -291,17 +291,10 @@ func TestStreamedSendServerStop(t *testing.T) {
 	server := startStreamServerIn(t, BackendIOURing, directory)
 	random := rand.New(rand.NewPCG(7, 8))
 	c := dialMove(t, server, 11)
-	c.setup(1)
-	if status, _ := c.sendLarge(largeBatch(0), wire.PartitionID(0), random); status != wire.StatusOK {
-		t.Fatalf("first send: %v", status)
-	}
+	c.setupWithLarge(largeBatch(0), random)
 	frame := c.sendFrame(largeBatch(1000), wire.PartitionID(0))
 	c.writeSlowly(frame[:len(frame)/2], random)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if opened, _ := streamCounters(server); opened > 1 {
-			break
-		}
-	}
+	waitStreams(t, server, 2)
 	if opened, _ := streamCounters(server); opened != 2 {
 		t.Fatalf("%d streams opened, want 2", opened)
 	}
