@@ -30,11 +30,22 @@ var (
 		"Connections other shards moved to this one because their partitions live here.", []string{"shard"}, nil)
 	descShardMovedOut = prometheus.NewDesc("whippet_shard_connections_moved_out_total",
 		"Connections this shard moved to the shard owning their partitions.", []string{"shard"}, nil)
+	descShardStreamed = prometheus.NewDesc("whippet_shard_streamed_sends_total",
+		"Large sends a shard began writing while they arrived.", []string{"shard"}, nil)
+	descShardStreamsDropped = prometheus.NewDesc("whippet_shard_streamed_sends_dropped_total",
+		"Streamed sends that ended without storing and were appended whole, or not at all.", []string{"shard"}, nil)
+	descShardBytesInPlace = prometheus.NewDesc("whippet_shard_poll_bytes_in_place_total",
+		"Poll reply bytes a shard sent straight from the cache, without a copy.", []string{"shard"}, nil)
+	descShardRepliesCopied = prometheus.NewDesc("whippet_shard_poll_replies_copied_out_total",
+		"Poll replies copied out of the cache because a slow reader's pins held back eviction.", []string{"shard"}, nil)
+	descShardPinned = prometheus.NewDesc("whippet_shard_cache_pinned_records",
+		"Cache records pinned now by poll replies not yet sent.", []string{"shard"}, nil)
 )
 
 func (c *shardCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, desc := range []*prometheus.Desc{descShardConnections, descShardQueueDepth, descShardRequests,
-		descShardBytesIn, descShardBytesOut, descShardMessages, descShardAccepted, descShardMovedIn, descShardMovedOut} {
+		descShardBytesIn, descShardBytesOut, descShardMessages, descShardAccepted, descShardMovedIn, descShardMovedOut,
+		descShardStreamed, descShardStreamsDropped, descShardBytesInPlace, descShardRepliesCopied, descShardPinned} {
 		ch <- desc
 	}
 }
@@ -52,6 +63,11 @@ func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShardAccepted, prometheus.CounterValue, float64(stats.ConnsAdopted), label)
 		ch <- prometheus.MustNewConstMetric(descShardMovedIn, prometheus.CounterValue, float64(stats.ConnsMovedIn), label)
 		ch <- prometheus.MustNewConstMetric(descShardMovedOut, prometheus.CounterValue, float64(stats.ConnsMovedOut), label)
+		ch <- prometheus.MustNewConstMetric(descShardStreamed, prometheus.CounterValue, float64(stats.StreamsOpened), label)
+		ch <- prometheus.MustNewConstMetric(descShardStreamsDropped, prometheus.CounterValue, float64(stats.StreamsAborted), label)
+		ch <- prometheus.MustNewConstMetric(descShardBytesInPlace, prometheus.CounterValue, float64(stats.BytesInPlace), label)
+		ch <- prometheus.MustNewConstMetric(descShardRepliesCopied, prometheus.CounterValue, float64(stats.RepliesCopied), label)
+		ch <- prometheus.MustNewConstMetric(descShardPinned, prometheus.GaugeValue, float64(stats.SpansPinned), label)
 	}
 }
 
