@@ -20,6 +20,7 @@ func (ds *DataShard) tick(time.Time) {
 			ds.shard.evacuateSpans()
 		}
 		ds.cache.Trim() // another shard may wait for the memory this one holds
+		ds.publishCache()
 	}
 	count := len(ds.tickList)
 	kept := 0
@@ -74,4 +75,15 @@ func (ds *DataShard) tickMark(p *dataPartition) {
 	}
 	p.tickListed = true
 	ds.tickList = append(ds.tickList, p)
+}
+
+// publishCache copies the cache's state into the shard's stats, which
+// other threads read (Shard.Stats, /metrics); the cache itself belongs
+// to the shard's thread.
+func (ds *DataShard) publishCache() {
+	cache, stats := ds.cache.Stats(), &ds.shard.stats
+	stats.cacheRecords.Store(cache.Records)
+	stats.cacheBytes.Store(uint64(cache.Bytes))
+	stats.cacheCapacity.Store(uint64(cache.CapacityBytes))
+	stats.cacheEvicted.Store(cache.EvictedCount)
 }

@@ -27,6 +27,13 @@ type Stats struct {
 	// dropped with their request (data_stream.go).
 	StreamsOpened  uint64
 	StreamsAborted uint64
+	// The shard's cache as of its last data tick (gauges, but the
+	// evictions): records alive, their bytes, the arena memory claimed
+	// from the shared budget, and records evicted since the start.
+	CacheRecords       uint64
+	CacheBytes         uint64
+	CacheCapacityBytes uint64
+	CacheEvicted       uint64
 
 	// io_uring only: file reads and writes by buffer kind, and Allocs the
 	// pools could not serve.
@@ -45,6 +52,8 @@ type stats struct {
 	connsMovedIn, connsMovedOut, bytesInPlace    atomic.Uint64
 	spansPinned, repliesCopied                   atomic.Uint64
 	streamsOpened, streamsAborted                atomic.Uint64
+	cacheRecords, cacheBytes, cacheCapacity      atomic.Uint64
+	cacheEvicted                                 atomic.Uint64
 }
 
 func bump(counter *atomic.Uint64, by int) { counter.Store(counter.Load() + uint64(by)) }
@@ -64,5 +73,7 @@ func (sh *Shard) Stats() Stats {
 		StreamsOpened: s.streamsOpened.Load(), StreamsAborted: s.streamsAborted.Load(),
 		BytesInPlace: s.bytesInPlace.Load(), SpansPinned: s.spansPinned.Load(),
 		RepliesCopied: s.repliesCopied.Load(),
+		CacheRecords:  s.cacheRecords.Load(), CacheBytes: s.cacheBytes.Load(),
+		CacheCapacityBytes: s.cacheCapacity.Load(), CacheEvicted: s.cacheEvicted.Load(),
 	}
 }

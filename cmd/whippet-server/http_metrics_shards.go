@@ -40,12 +40,21 @@ var (
 		"Poll replies copied out of the cache because a slow reader's pins held back eviction.", []string{"shard"}, nil)
 	descShardPinned = prometheus.NewDesc("whippet_shard_cache_pinned_records",
 		"Cache records pinned now by poll replies not yet sent.", []string{"shard"}, nil)
+	descCacheRecords = prometheus.NewDesc("whippet_shard_cache_records",
+		"Batches a shard's cache holds (as of its last data tick).", []string{"shard"}, nil)
+	descCacheBytes = prometheus.NewDesc("whippet_shard_cache_bytes",
+		"Bytes of the batches a shard's cache holds (as of its last data tick).", []string{"shard"}, nil)
+	descCacheCapacity = prometheus.NewDesc("whippet_shard_cache_capacity_bytes",
+		"Arena memory a shard's cache claimed from the shared budget (system.cache.size).", []string{"shard"}, nil)
+	descCacheEvicted = prometheus.NewDesc("whippet_shard_cache_evicted_records_total",
+		"Batches a shard's cache evicted to make room.", []string{"shard"}, nil)
 )
 
 func (c *shardCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, desc := range []*prometheus.Desc{descShardConnections, descShardQueueDepth, descShardRequests,
 		descShardBytesIn, descShardBytesOut, descShardMessages, descShardAccepted, descShardMovedIn, descShardMovedOut,
-		descShardStreamed, descShardStreamsDropped, descShardBytesInPlace, descShardRepliesCopied, descShardPinned} {
+		descShardStreamed, descShardStreamsDropped, descShardBytesInPlace, descShardRepliesCopied, descShardPinned,
+		descCacheRecords, descCacheBytes, descCacheCapacity, descCacheEvicted} {
 		ch <- desc
 	}
 }
@@ -68,6 +77,10 @@ func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShardBytesInPlace, prometheus.CounterValue, float64(stats.BytesInPlace), label)
 		ch <- prometheus.MustNewConstMetric(descShardRepliesCopied, prometheus.CounterValue, float64(stats.RepliesCopied), label)
 		ch <- prometheus.MustNewConstMetric(descShardPinned, prometheus.GaugeValue, float64(stats.SpansPinned), label)
+		ch <- prometheus.MustNewConstMetric(descCacheRecords, prometheus.GaugeValue, float64(stats.CacheRecords), label)
+		ch <- prometheus.MustNewConstMetric(descCacheBytes, prometheus.GaugeValue, float64(stats.CacheBytes), label)
+		ch <- prometheus.MustNewConstMetric(descCacheCapacity, prometheus.GaugeValue, float64(stats.CacheCapacityBytes), label)
+		ch <- prometheus.MustNewConstMetric(descCacheEvicted, prometheus.CounterValue, float64(stats.CacheEvicted), label)
 	}
 }
 

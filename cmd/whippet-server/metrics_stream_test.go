@@ -5,14 +5,18 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/whippetio/whippet/wire"
 )
 
 // TestMetricsStreamedSendsAndPollsInPlace: on io_uring, 1 MB sends to a
 // `written` topic are written while they arrive, and polls of what the
-// cache holds go out from it in place; /metrics counts both and no record
-// stays pinned once the replies were read. Method: one shard (so the
+// cache holds go out from it in place; /metrics counts both, no record
+// stays pinned once the replies were read, and the cache gauges show the
+// batches it holds. Method: one shard (so the
 // partition lives on the connection's shard), four 1,000 × 1,000-byte
 // batches, a poll of each back with its bytes checked, then a scrape.
 func TestMetricsStreamedSendsAndPollsInPlace(t *testing.T) {
@@ -58,8 +62,8 @@ func TestMetricsStreamedSendsAndPollsInPlace(t *testing.T) {
 			t.Fatalf("batch %d: polled %d messages, want %d", b, got, perBatch)
 		}
 	}
-	families := scrape(t, a)
 	label := map[string]string{"shard": "0"}
+	families := cachePublished(t, a, label, batches*perBatch*1000)
 	if streamed := value(t, families, "whippet_shard_streamed_sends_total", label); streamed < 1 {
 		t.Fatalf("streamed sends %v after %d sends of 1 MB", streamed, batches)
 	}
@@ -68,5 +72,29 @@ func TestMetricsStreamedSendsAndPollsInPlace(t *testing.T) {
 	}
 	if pinned := value(t, families, "whippet_shard_cache_pinned_records", label); pinned != 0 {
 		t.Fatalf("%v records still pinned after every reply was read", pinned)
+	}
+}
+
+// cachePublished scrapes until the shard's cache gauges (published at
+// its data tick) show at least bytes, then checks they agree with each
+// other, and returns that scrape.
+func cachePublished(t *testing.T, a *api, label map[string]string, bytes float64) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		families := scrape(t, a)
+		cached := value(t, families, "whippet_shard_cache_bytes", label)
+		if cached >= bytes {
+			records := value(t, families, "whippet_shard_cache_records", label)
+			capacity := value(t, families, "whippet_shard_cache_capacity_bytes", label)
+			if records < 1 || capacity < cached {
+				t.Fatalf("cache gauges: %v records, %v bytes, capacity %v", records, cached, capacity)
+			}
+			return families
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cache bytes %v after every batch was polled, want at least %v", cached, bytes)
+		}
+		time.Sleep(20 * time.Millisecond) // the gauges move at the shard's data tick
 	}
 }
