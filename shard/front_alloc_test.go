@@ -2,8 +2,6 @@ package shard
 
 import (
 	"context"
-	"encoding/binary"
-	"io"
 	"net"
 	"runtime"
 	"testing"
@@ -41,17 +39,11 @@ func serveForTest(t *testing.T, options ServerOptions) *Server {
 
 // exchange writes frame and reads one reply into reply (no allocation).
 func exchange(t *testing.T, conn net.Conn, frame, reply []byte) []byte {
+	t.Helper()
 	if _, err := conn.Write(frame); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.ReadFull(conn, reply[:wire.HeaderBytes]); err != nil {
-		t.Fatal(err)
-	}
-	size := int(binary.LittleEndian.Uint32(reply[48:]))
-	if _, err := io.ReadFull(conn, reply[wire.HeaderBytes:size]); err != nil {
-		t.Fatal(err)
-	}
-	return reply[:size]
+	return readReply(t, conn, reply)
 }
 
 // TestFrontSendAllocations: the steady send path allocates nothing,
