@@ -166,10 +166,7 @@ func (s *TopicSettings) Derived(options Headers) Headers {
 func (s *TopicSettings) value(key string) HeaderValue {
 	switch key {
 	case OptionCompressionAlgorithm:
-		if s.Compression == CompressionGzip {
-			return HeaderValue{HeaderString, []byte("gzip")}
-		}
-		return HeaderValue{HeaderString, []byte("none")}
+		return HeaderValue{HeaderString, []byte(s.Compression.String())} // settings hold only parsed algorithms
 	case OptionMessageExpiry:
 		return HeaderValue{HeaderUint64, binary.LittleEndian.AppendUint64(nil, s.MessageExpiry)}
 	case OptionMaxTopicSize:
