@@ -85,16 +85,9 @@ func EncodeBatch(dst []byte, messages []OutgoingMessage) int {
 }
 
 func encodeFrame(dst []byte, message *OutgoingMessage, index uint32, origin uint64) int {
-	delta := message.OriginTimestamp - origin
-	invariant.Assert(delta <= math.MaxUint32, "wire: timestamp delta above u32")
 	frameBytes := MessageHeaderBytes + len(message.Payload) + len(message.UserHeaders)
 	frame := dst[:frameBytes]
-	writeUint128(frame[messageOffsetID:], message.ID)
-	binary.LittleEndian.PutUint32(frame[messageOffsetOffsetDelta:], index)
-	binary.LittleEndian.PutUint32(frame[messageOffsetTimestampDelta:], uint32(delta))
-	binary.LittleEndian.PutUint32(frame[messageOffsetUserHeadersLength:], uint32(len(message.UserHeaders)))
-	binary.LittleEndian.PutUint32(frame[messageOffsetPayloadLength:], uint32(len(message.Payload)))
-	binary.LittleEndian.PutUint64(frame[messageOffsetReserved:], 0)
+	writeMessageHeader(frame, message, index, origin)
 	copy(frame[MessageHeaderBytes:], message.Payload)
 	copy(frame[MessageHeaderBytes+len(message.Payload):], message.UserHeaders)
 	binary.LittleEndian.PutUint64(frame[messageOffsetChecksum:], xxh3.Hash(frame[8:]))

@@ -27,7 +27,10 @@
 // and views of stored frames) then one vectored write, or EncodePoll.
 //
 // Client side: EncodeRequest, then DecodeReply, Reply.Err and the payload
-// type of the command (NewReplyPayload lists them).
+// type of the command (NewReplyPayload lists them). A producer may encode
+// SendMessages with EncodeSendVector instead: a RequestVector whose pieces
+// are a small head and the caller's own payloads, for one vectored write
+// that copies no payload.
 //
 // # Frame header (256 bytes, both directions, §2)
 //
