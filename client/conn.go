@@ -22,8 +22,11 @@ type call struct {
 	stamped   bool // request id and session fields written
 	request   uint64
 	frame     *[]byte // pooled; see takeFrame
-	reply     wire.Reply
-	buffer    []byte // the reply frame; reply's slices point into it
+	// vector, instead of frame, holds a large SendMessages request as a
+	// head and views of the caller's payloads (pooled; see prepare).
+	vector *wire.RequestVector
+	reply  wire.Reply
+	buffer []byte // the reply frame; reply's slices point into it
 	// into is where the reader receives the reply frame when it fits (a
 	// caller reusing its buffer, PollMessagesInto); the connection's
 	// receiving names the call, under its mu, once the reader writes into
@@ -40,8 +43,14 @@ type call struct {
 type conn struct {
 	netConn net.Conn
 	slots   chan struct{} // one token per request in flight
+	// vectored: the connection writes a net.Buffers with writev (plain
+	// TCP or Unix sockets); through TLS it would be one record per piece.
+	vectored bool
 
 	writeMu sync.Mutex // serialises stamping and writing frames
+	// pieces is the write's copy of a vector's pieces, which a vectored
+	// write consumes; guarded by writeMu and cleared after each write.
+	pieces  net.Buffers
 	mu      sync.Mutex // guards pending and broken
 	pending []*call
 	// receiving is the pending call whose own buffer the reader is
@@ -60,6 +69,10 @@ type conn struct {
 func newConn(netConn net.Conn, depth int) *conn {
 	invariant.Assert(depth > 0, "client: pipeline depth must be positive")
 	c := &conn{netConn: netConn, slots: make(chan struct{}, depth), done: make(chan struct{})}
+	switch netConn.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		c.vectored = true
+	}
 	go c.readLoop()
 	return c
 }
@@ -68,9 +81,19 @@ func newConn(netConn net.Conn, depth int) *conn {
 // reply and writes the frame. The caller holds a pipeline slot; send
 // releases it on failure. Writes are serialised by writeMu, not mu, so the
 // reader can pair replies while a large write waits for the socket.
-func (c *conn) send(pending *call, stamp func(*call)) error {
+//
+// The write runs on the calling goroutine and has returned when send
+// does, so nothing reads the request (a vector's views of the caller's
+// payloads included) after the call ends. When ctx ends while the write
+// waits for the socket, the connection is failed, which ends the write:
+// half a frame leaves the stream unusable anyway.
+func (c *conn) send(ctx context.Context, pending *call, stamp func(*call)) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		<-c.slots
+		return err // a write that starts cancelled would only break the connection
+	}
 	if !pending.stamped {
 		stamp(pending) // takes the client's lock: never call it under mu
 	}
@@ -83,13 +106,32 @@ func (c *conn) send(pending *call, stamp func(*call)) error {
 	c.pending = append(c.pending, pending)
 	c.watchLocked(pending)
 	c.mu.Unlock()
-	if _, err := c.netConn.Write(*pending.frame); err != nil {
+	if err := c.write(ctx, pending); err != nil {
 		c.mu.Lock()
 		c.breakLocked(errors.Join(ErrDisconnected, err))
 		c.mu.Unlock()
 		return c.brokenErr()
 	}
 	return nil
+}
+
+// write writes pending's request, its frame or its vector's pieces, and
+// fails the connection if ctx ends first. The caller holds writeMu.
+func (c *conn) write(ctx context.Context, pending *call) error {
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { c.fail(errors.Join(ErrDisconnected, errWriteCancelled)) })
+		defer stop()
+	}
+	if pending.vector == nil {
+		_, err := c.netConn.Write(*pending.frame)
+		return err
+	}
+	c.pieces = append(c.pieces[:0], pending.vector.Pieces...)
+	written := c.pieces
+	_, err := written.WriteTo(c.netConn) // consumes written, a copy of the pieces
+	clear(c.pieces)                      // holds no view of the caller's payloads
+	c.pieces = c.pieces[:0]
+	return err
 }
 
 // acquire takes a pipeline slot, waiting while the pipe is full.
@@ -104,7 +146,12 @@ func (c *conn) acquire(ctx context.Context) error {
 	}
 }
 
-var errTimeout = errors.New("client: timed out waiting for the server")
+var (
+	errTimeout = errors.New("client: timed out waiting for the server")
+	// errWriteCancelled breaks a connection whose request write was cut
+	// short because its caller's context ended.
+	errWriteCancelled = errors.New("client: a request write was cancelled part way")
+)
 
 func (c *conn) brokenErr() error {
 	c.mu.Lock()
@@ -227,6 +274,15 @@ func (c *conn) breakLocked(err error) {
 func (c *conn) close() {
 	c.fail(ErrClosed)
 	<-c.done
+}
+
+// head returns the bytes that hold the request header: the frame, or the
+// vector's head.
+func (p *call) head() []byte {
+	if p.vector != nil {
+		return p.vector.Head
+	}
+	return *p.frame
 }
 
 func (c *conn) isBroken() bool {

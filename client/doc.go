@@ -33,9 +33,16 @@
 //     broke its connection.
 //  3. A reply is never paired with a request other than the oldest one in
 //     flight; a mismatch drops the connection.
-//  4. Payload bytes are copied once on send (into the frame) and not at all
-//     on poll (the decoded records are views into the reply frame).
+//  4. Payload bytes are copied at most once on send and not at all on poll
+//     (the decoded records are views into the reply frame). A send of
+//     large messages (VectoredSendBytesMin, VectoredMessageBytesMin) on a
+//     plain socket is written with writev from the caller's payloads; any
+//     other request is copied into one frame.
 //  5. The reader never waits for a writer: writes hold only the write lock,
 //     so replies are paired while a large frame waits for the socket. Lock
 //     order: write lock, client lock, connection lock.
+//  6. Nothing reads a caller's payloads after SendMessages returns: the
+//     write runs on the calling goroutine, and a caller whose context ends
+//     mid-write fails the connection, which ends the write, before it
+//     returns.
 package client

@@ -39,3 +39,21 @@ func releaseFrame(frame *[]byte) {
 	*frame = (*frame)[:size]
 	framePools[frameClass(size)].Put(frame)
 }
+
+// vectorPool recycles the request vectors of vectored sends (see
+// prepare): a vector keeps the head and piece arrays of its largest batch.
+var vectorPool = sync.Pool{New: func() any { return new(wire.RequestVector) }}
+
+// release hands the call's request, frame or vector, back to its pool. A
+// released vector holds no view of the caller's payloads. The caller's
+// last write of the request has returned by then: writes run on the
+// calling goroutine (conn.send).
+func (p *call) release() {
+	releaseFrame(p.frame)
+	p.frame = nil
+	if p.vector != nil {
+		p.vector.Release()
+		vectorPool.Put(p.vector)
+		p.vector = nil
+	}
+}

@@ -62,12 +62,13 @@ func (c *Client) recheckLeader(ctx context.Context, seen *conn) {
 func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code, body wire.Body,
 	replayNotAccepted bool, into []byte) (*call, error) {
 	started := time.Now()
-	pending, err := c.prepare(command, body)
+	vectored := vectoredSend(current, body)
+	pending, err := c.prepare(command, body, vectored)
 	if err != nil {
 		return nil, err
 	}
 	pending.into = into
-	defer func() { releaseFrame(pending.frame) }()
+	defer func() { pending.release() }()
 	for {
 		done, err := c.exchange(ctx, current, pending)
 		if err != nil {
@@ -82,8 +83,8 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 		case status == wire.StatusTransientNotCommitted && c.sleepRetry(ctx, started):
 			pending = pending.replay() // same frame, same request id (§5.2)
 		case status == wire.StatusTransientNotAccepted && replayNotAccepted && c.sleepRetry(ctx, started):
-			releaseFrame(pending.frame)
-			if pending, err = c.prepare(command, body); err != nil {
+			pending.release()
+			if pending, err = c.prepare(command, body, vectored); err != nil {
 				pending = &call{}
 				return nil, err
 			}
@@ -97,9 +98,26 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 	}
 }
 
+// vectoredSend reports whether body is a SendMessages request to write
+// from a vector on current: the connection writes with writev (not
+// through TLS), the frame holds at least VectoredSendBytesMin and its
+// messages average at least VectoredMessageBytesMin. Anything smaller is
+// as fast or faster copied and written whole: the kernel's cost per
+// iovec outweighs the copy of short payloads.
+func vectoredSend(current *conn, body wire.Body) bool {
+	outgoing, ok := body.(*wire.OutgoingMessages)
+	if !ok || !current.vectored || len(outgoing.Messages) == 0 {
+		return false
+	}
+	size := wire.RequestBytes(body)
+	return size >= VectoredSendBytesMin && size/len(outgoing.Messages) >= VectoredMessageBytesMin
+}
+
 // prepare encodes a request; stamp fills in its session fields when it is
-// written.
-func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
+// written. With vectored (see vectoredSend), a SendMessages request is
+// encoded as a vector that leaves the payloads where the caller has them;
+// else, and for every other request, into one pooled frame.
+func (c *Client) prepare(command wire.Code, body wire.Body, vectored bool) (*call, error) {
 	operation := command.Operation()
 	if operation == wire.OperationReserved {
 		return nil, &Error{Command: command, Status: wire.StatusFeatureUnavailable}
@@ -114,6 +132,11 @@ func (c *Client) prepare(command wire.Code, body wire.Body) (*call, error) {
 	header := wire.RequestHeader{Operation: operation}
 	if operation == wire.OperationNonReplicated {
 		header.Code = command
+	}
+	if outgoing, ok := body.(*wire.OutgoingMessages); ok && vectored {
+		vector := vectorPool.Get().(*wire.RequestVector)
+		wire.EncodeSendVector(vector, header, outgoing)
+		return &call{command: command, operation: operation, vector: vector}, nil
 	}
 	frame := takeFrame(size)
 	wire.EncodeRequest(*frame, header, body)
@@ -136,14 +159,14 @@ func (c *Client) stamp(pending *call) {
 	case operation.Metadata() || operation == wire.OperationDeleteSegments || operation == wire.OperationLogout:
 		c.counter++
 	}
-	wire.StampRequest(*pending.frame, c.clientID, request, session)
+	wire.StampRequest(pending.head(), c.clientID, request, session)
 	pending.request = request
 	pending.stamped = true
 }
 
 func (p *call) replay() *call {
-	return &call{command: p.command, operation: p.operation, request: p.request, frame: p.frame, stamped: true,
-		into: p.into}
+	return &call{command: p.command, operation: p.operation, request: p.request, frame: p.frame, vector: p.vector,
+		stamped: true, into: p.into}
 }
 
 // exchange sends a prepared call and waits for its reply. A reply that
@@ -156,7 +179,10 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 		return nil, err
 	}
 	pending.done = make(chan struct{})
-	if err := current.send(pending, c.stamp); err != nil {
+	if err := current.send(ctx, pending, c.stamp); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the write was cut short for it
+		}
 		return nil, err
 	}
 	select {

@@ -9,8 +9,10 @@ import (
 // SendMessages sends messages as one batch. Balanced and key partitioning
 // are resolved here, as the official Go SDK does (round robin per topic;
 // XXH32(key) mod the partition count, read once with GetTopic), unless
-// ServerPartitioning passes them to the server. Each payload is copied once,
-// into the request frame.
+// ServerPartitioning passes them to the server. A batch of large messages
+// is written from the payloads themselves (see VectoredSendBytesMin);
+// otherwise each payload is copied once, into the request frame. Either
+// way nothing reads messages once SendMessages has returned.
 func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier, partitioning wire.Partitioning,
 	messages []wire.OutgoingMessage) (wire.SendConfirmations, error) {
 	if err := wire.CheckOutgoing(messages); err != nil {
