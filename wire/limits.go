@@ -60,9 +60,9 @@ const (
 
 	// frameScratchBytes bounds the frames RequestVector checksums by copying
 	// header tail, payload and user headers into a scratch for one one-shot
-	// XXH3; longer ones go through the streaming hasher. Measured on the
-	// 2-core lab host: scratch 77 ns against 119 ns for a 1000-byte payload,
-	// even at 4000 bytes and at 64000.
+	// XXH3; longer ones go through the streaming hasher. BenchmarkFrameChecksum
+	// (5 runs) scratch vs hasher: 100 B 23-27 vs 26-40 ns, 1000 B 60-66 vs
+	// 62-95 ns, 4000 B 142-144 vs 177-249 ns, 64000 B 2.7-3.0 vs 2.5-2.7 us.
 	frameScratchBytes = 4096
 
 	// PollPrefixBytes is the fixed prefix of a PollMessages reply (§8.5).
