@@ -133,6 +133,9 @@ func TestLimits(t *testing.T) {
 	if LeaderWaitInterval >= LeaderWaitDuration || RedirectsMax < 1 {
 		t.Error("leader wait or redirect budget is empty")
 	}
+	if VectoredMessageBytesMin > VectoredSendBytesMin || VectoredSendBytesMin > wire.FrameBytesMax {
+		t.Error("a vectored send needs room for one average message, and fits a frame")
+	}
 }
 
 // TestUnencodableInput: names and identifiers the wire cannot carry are

@@ -35,6 +35,8 @@ func TestLimits(t *testing.T) {
 		{SegmentBytesMin%SegmentBytesAlignment == 0 && SegmentBytesMax%SegmentBytesAlignment == 0,
 			"segment bounds are themselves legal segment sizes"},
 		{SegmentBytesDefault >= SegmentBytesMin && SegmentBytesDefault <= SegmentBytesMax, "the default is in bounds"},
+		{frameScratchBytes >= MessageHeaderBytes && frameScratchBytes <= 64<<10,
+			"the checksum scratch holds a header tail and stays small enough to pool with every vector"},
 	}
 	for _, check := range checks {
 		if !check.ok {
