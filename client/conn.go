@@ -85,7 +85,7 @@ func newConn(netConn net.Conn, depth int) *conn {
 // The write runs on the calling goroutine and has returned when send
 // does, so nothing reads the request (a vector's views of the caller's
 // payloads included) after the call ends. When ctx ends while the write
-// waits for the socket, the connection is failed, which ends the write:
+// waits for the socket, the write is cut short and the connection fails:
 // half a frame leaves the stream unusable anyway.
 func (c *conn) send(ctx context.Context, pending *call, stamp func(*call)) error {
 	c.writeMu.Lock()
@@ -115,12 +115,24 @@ func (c *conn) send(ctx context.Context, pending *call, stamp func(*call)) error
 	return nil
 }
 
-// write writes pending's request, its frame or its vector's pieces, and
-// fails the connection if ctx ends first. The caller holds writeMu.
+// write writes pending's request, its frame or its vector's pieces. The
+// caller holds writeMu. When ctx ends during the write, a write deadline
+// in the past cuts it short (send then fails the connection); when ctx
+// ends just after, the deadline is cleared again, so a write that
+// completed leaves the connection as it was.
 func (c *conn) write(ctx context.Context, pending *call) error {
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { c.fail(errors.Join(ErrDisconnected, errWriteCancelled)) })
-		defer stop()
+		cut := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(cut)
+			_ = c.netConn.SetWriteDeadline(writeCutDeadline) // an error leaves the reply watchdog to end the write
+		})
+		defer func() {
+			if !stop() {
+				<-cut
+				_ = c.netConn.SetWriteDeadline(time.Time{}) // as above
+			}
+		}()
 	}
 	if pending.vector == nil {
 		_, err := c.netConn.Write(*pending.frame)
@@ -146,12 +158,11 @@ func (c *conn) acquire(ctx context.Context) error {
 	}
 }
 
-var (
-	errTimeout = errors.New("client: timed out waiting for the server")
-	// errWriteCancelled breaks a connection whose request write was cut
-	// short because its caller's context ended.
-	errWriteCancelled = errors.New("client: a request write was cancelled part way")
-)
+var errTimeout = errors.New("client: timed out waiting for the server")
+
+// writeCutDeadline is a write deadline long past: setting it ends a write
+// in progress at once.
+var writeCutDeadline = time.Unix(1, 0)
 
 func (c *conn) brokenErr() error {
 	c.mu.Lock()

@@ -42,7 +42,7 @@
 //     so replies are paired while a large frame waits for the socket. Lock
 //     order: write lock, client lock, connection lock.
 //  6. Nothing reads a caller's payloads after SendMessages returns: the
-//     write runs on the calling goroutine, and a caller whose context ends
-//     mid-write fails the connection, which ends the write, before it
-//     returns.
+//     write runs on the calling goroutine; a caller whose context ends
+//     mid-write cuts the write short with a past write deadline (and the
+//     connection fails) before it returns.
 package client
