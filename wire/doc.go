@@ -30,7 +30,9 @@
 // type of the command (NewReplyPayload lists them). A producer may encode
 // SendMessages with EncodeSendVector instead: a RequestVector whose pieces
 // are a small head and the caller's own payloads, for one vectored write
-// that copies no payload.
+// that copies no payload; or with a RequestStream, which encodes headers
+// and checksums first and then copies the payloads chunk by chunk, so each
+// chunk can be written while the next is copied.
 //
 // # Frame header (256 bytes, both directions, §2)
 //
