@@ -25,10 +25,6 @@ type call struct {
 	// vector, instead of frame, holds a large SendMessages request as a
 	// head and views of the caller's payloads (pooled; see prepare).
 	vector *wire.RequestVector
-	// stream, with frame, encodes a large SendMessages request while its
-	// first write copies the rest (pooled; see prepare); done once the
-	// frame has been written whole.
-	stream *wire.RequestStream
 	reply  wire.Reply
 	buffer []byte // the reply frame; reply's slices point into it
 	// into is where the reader receives the reply frame when it fits (a
@@ -138,9 +134,6 @@ func (c *conn) write(ctx context.Context, pending *call) error {
 			}
 		}()
 	}
-	if pending.stream != nil && !pending.stream.Done() {
-		return c.writeStream(pending.stream)
-	}
 	if pending.vector == nil {
 		_, err := c.netConn.Write(*pending.frame)
 		return err
@@ -151,19 +144,6 @@ func (c *conn) write(ctx context.Context, pending *call) error {
 	clear(c.pieces)                      // holds no view of the caller's payloads
 	c.pieces = c.pieces[:0]
 	return err
-}
-
-// writeStream writes a streamed frame chunk by chunk, each as soon as its
-// payloads are copied: the server receives, and starts on, the frame's
-// start while the rest is still being copied. The caller holds writeMu.
-func (c *conn) writeStream(stream *wire.RequestStream) error {
-	for !stream.Done() {
-		if _, err := c.netConn.Write(stream.Next(StreamedChunkBytes)); err != nil {
-			stream.Release() // the frame is cut: the connection fails
-			return err
-		}
-	}
-	return nil
 }
 
 // acquire takes a pipeline slot, waiting while the pipe is full.

@@ -37,9 +37,7 @@
 //     (the decoded records are views into the reply frame). A send of
 //     large messages (VectoredSendBytesMin, VectoredMessageBytesMin) on a
 //     plain socket is written with writev from the caller's payloads; any
-//     other request is copied into one frame, a SendMessages frame longer
-//     than StreamedChunkBytes chunk by chunk, each chunk written as soon as
-//     it is copied (the headers and checksums are encoded first).
+//     other request is copied into one frame.
 //  5. The reader never waits for a writer: writes hold only the write lock,
 //     so replies are paired while a large frame waits for the socket. Lock
 //     order: write lock, client lock, connection lock.

@@ -44,21 +44,11 @@ func releaseFrame(frame *[]byte) {
 // prepare): a vector keeps the head and piece arrays of its largest batch.
 var vectorPool = sync.Pool{New: func() any { return new(wire.RequestVector) }}
 
-// streamPool recycles the request streams of streamed sends (see
-// prepare); a stream holds no view of a frame or a payload once released.
-var streamPool = sync.Pool{New: func() any { return new(wire.RequestStream) }}
-
-// release hands the call's request, frame, stream or vector, back to its
-// pool. A released stream or vector holds no view of the caller's
-// payloads. The caller's
+// release hands the call's request, frame or vector, back to its pool. A
+// released vector holds no view of the caller's payloads. The caller's
 // last write of the request has returned by then: writes run on the
 // calling goroutine (conn.send).
 func (p *call) release() {
-	if p.stream != nil {
-		p.stream.Release() // done already unless a write failed part way
-		streamPool.Put(p.stream)
-		p.stream = nil
-	}
 	releaseFrame(p.frame)
 	p.frame = nil
 	if p.vector != nil {

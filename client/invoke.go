@@ -62,8 +62,8 @@ func (c *Client) recheckLeader(ctx context.Context, seen *conn) {
 func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code, body wire.Body,
 	replayNotAccepted bool, into []byte) (*call, error) {
 	started := time.Now()
-	path := sendPathOf(current, body)
-	pending, err := c.prepare(command, body, path)
+	vectored := vectoredSend(current, body)
+	pending, err := c.prepare(command, body, vectored)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 			pending = pending.replay() // same frame, same request id (§5.2)
 		case status == wire.StatusTransientNotAccepted && replayNotAccepted && c.sleepRetry(ctx, started):
 			pending.release()
-			if pending, err = c.prepare(command, body, path); err != nil {
+			if pending, err = c.prepare(command, body, vectored); err != nil {
 				pending = &call{}
 				return nil, err
 			}
@@ -98,10 +98,26 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 	}
 }
 
+// vectoredSend reports whether body is a SendMessages request to write
+// from a vector on current: the connection writes with writev (not
+// through TLS), the frame holds at least VectoredSendBytesMin and its
+// messages average at least VectoredMessageBytesMin. Anything smaller is
+// as fast or faster copied and written whole: the kernel's cost per
+// iovec outweighs the copy of short payloads.
+func vectoredSend(current *conn, body wire.Body) bool {
+	outgoing, ok := body.(*wire.OutgoingMessages)
+	if !ok || !current.vectored || len(outgoing.Messages) == 0 {
+		return false
+	}
+	size := wire.RequestBytes(body)
+	return size >= VectoredSendBytesMin && size/len(outgoing.Messages) >= VectoredMessageBytesMin
+}
+
 // prepare encodes a request; stamp fills in its session fields when it is
-// written. A SendMessages request goes the way path says (see sendPathOf);
-// every other request is encoded into one pooled frame.
-func (c *Client) prepare(command wire.Code, body wire.Body, path sendPath) (*call, error) {
+// written. With vectored (see vectoredSend), a SendMessages request is
+// encoded as a vector that leaves the payloads where the caller has them;
+// else, and for every other request, into one pooled frame.
+func (c *Client) prepare(command wire.Code, body wire.Body, vectored bool) (*call, error) {
 	operation := command.Operation()
 	if operation == wire.OperationReserved {
 		return nil, &Error{Command: command, Status: wire.StatusFeatureUnavailable}
@@ -117,17 +133,10 @@ func (c *Client) prepare(command wire.Code, body wire.Body, path sendPath) (*cal
 	if operation == wire.OperationNonReplicated {
 		header.Code = command
 	}
-	outgoing, ok := body.(*wire.OutgoingMessages)
-	switch {
-	case ok && path == sendVectored:
+	if outgoing, ok := body.(*wire.OutgoingMessages); ok && vectored {
 		vector := vectorPool.Get().(*wire.RequestVector)
 		wire.EncodeSendVector(vector, header, outgoing)
 		return &call{command: command, operation: operation, vector: vector}, nil
-	case ok && path == sendStreamed:
-		frame := takeFrame(size)
-		stream := streamPool.Get().(*wire.RequestStream)
-		stream.Start(*frame, header, outgoing)
-		return &call{command: command, operation: operation, frame: frame, stream: stream}, nil
 	}
 	frame := takeFrame(size)
 	wire.EncodeRequest(*frame, header, body)
@@ -157,7 +166,7 @@ func (c *Client) stamp(pending *call) {
 
 func (p *call) replay() *call {
 	return &call{command: p.command, operation: p.operation, request: p.request, frame: p.frame, vector: p.vector,
-		stream: p.stream, stamped: true, into: p.into}
+		stamped: true, into: p.into}
 }
 
 // exchange sends a prepared call and waits for its reply. A reply that

@@ -50,12 +50,6 @@ const (
 	VectoredSendBytesMin    = 64 << 10
 	VectoredMessageBytesMin = 8 << 10
 
-	// StreamedChunkBytes is how much of a streamed SendMessages frame (see
-	// sendPathOf) is copied before it is written: small enough that the
-	// first bytes leave early and the server starts on them while the rest
-	// is copied, large enough that the writes stay few.
-	StreamedChunkBytes = 128 << 10
-
 	// SDKName and SDKVersion identify this client in the login body.
 	SDKName    = "whippet-go"
 	SDKVersion = "0.1.0"

@@ -11,9 +11,8 @@ import (
 // XXH32(key) mod the partition count, read once with GetTopic), unless
 // ServerPartitioning passes them to the server. A batch of large messages
 // is written from the payloads themselves (see VectoredSendBytesMin);
-// otherwise each payload is copied once, into the request frame, which
-// a large batch writes chunk by chunk while it copies (StreamedChunkBytes).
-// Either way nothing reads messages once SendMessages has returned.
+// otherwise each payload is copied once, into the request frame. Either
+// way nothing reads messages once SendMessages has returned.
 func (c *Client) SendMessages(ctx context.Context, stream, topic wire.Identifier, partitioning wire.Partitioning,
 	messages []wire.OutgoingMessage) (wire.SendConfirmations, error) {
 	if err := wire.CheckOutgoing(messages); err != nil {

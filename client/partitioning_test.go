@@ -136,9 +136,6 @@ func TestLimits(t *testing.T) {
 	if VectoredMessageBytesMin > VectoredSendBytesMin || VectoredSendBytesMin > wire.FrameBytesMax {
 		t.Error("a vectored send needs room for one average message, and fits a frame")
 	}
-	if StreamedChunkBytes < wire.HeaderBytes || StreamedChunkBytes >= wire.FrameBytesMax {
-		t.Error("a streamed frame's first chunk carries the request header, and some frame has two chunks")
-	}
 }
 
 // TestUnencodableInput: names and identifiers the wire cannot carry are

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/whippetio/whippet/internal/invariant"
+	"github.com/zeebo/xxh3"
 )
 
 // RequestVector is a SendMessages request frame held as a vector of slices
@@ -25,9 +26,10 @@ type RequestVector struct {
 	Head []byte
 	// Pieces are views of Head and of the messages' payloads and user
 	// headers, in frame order.
-	Pieces    [][]byte
-	checksums frameHasher
-	size      int
+	Pieces  [][]byte
+	hasher  xxh3.Hasher
+	scratch [frameScratchBytes]byte
+	size    int
 }
 
 // Bytes returns the size of the frame the pieces make up.
@@ -87,7 +89,7 @@ func (v *RequestVector) encodeBatch(head []byte, batchStart int, messages []Outg
 		message := &messages[i]
 		frameHeader := head[position : position+MessageHeaderBytes]
 		writeMessageHeader(frameHeader, message, uint32(i), origin)
-		binary.LittleEndian.PutUint64(frameHeader[messageOffsetChecksum:], v.checksums.frameChecksum(frameHeader, message))
+		binary.LittleEndian.PutUint64(frameHeader[messageOffsetChecksum:], v.frameChecksum(frameHeader, message))
 		batchHasher.Add(frameHeader)
 		position += MessageHeaderBytes
 		if len(message.Payload) == 0 && len(message.UserHeaders) == 0 {
@@ -114,18 +116,40 @@ func (v *RequestVector) appendPiece(piece []byte) int {
 	return len(piece)
 }
 
+// frameChecksum is XXH3-64 over a frame's bytes after its checksum field
+// (§8.4): the header's tail, then the payload and user headers, which lie
+// elsewhere. A frame up to frameScratchBytes is copied into a scratch that
+// stays in L1 and hashed in one go, which measured faster than feeding the
+// streaming hasher; a longer one is streamed, so no frame-sized scratch
+// is needed.
+func (v *RequestVector) frameChecksum(frameHeader []byte, message *OutgoingMessage) uint64 {
+	tail := frameHeader[messageOffsetID:MessageHeaderBytes]
+	tailBytes := len(tail) + len(message.Payload) + len(message.UserHeaders)
+	if tailBytes <= len(v.scratch) {
+		position := copy(v.scratch[:], tail)
+		position += copy(v.scratch[position:], message.Payload)
+		position += copy(v.scratch[position:], message.UserHeaders)
+		return xxh3.Hash(v.scratch[:position])
+	}
+	v.hasher.Reset()
+	_, _ = v.hasher.Write(tail) // Hasher.Write never fails
+	_, _ = v.hasher.Write(message.Payload)
+	_, _ = v.hasher.Write(message.UserHeaders)
+	return v.hasher.Sum64()
+}
+
 // StampRequestChecksum is StampRequestChecksum for a frame held as v:
 // request_checksum @144 of Head becomes XXH3-64 of the body the pieces
 // carry. Stamp the session fields first or after; they are not in the body.
 func (v *RequestVector) StampRequestChecksum() {
 	invariant.Assert(len(v.Pieces) > 0, "wire: stamping an empty request vector")
 	invariant.Assert(len(v.Pieces[0]) >= HeaderBytes, "wire: the first request piece is shorter than a header")
-	v.checksums.hasher.Reset()
-	_, _ = v.checksums.hasher.Write(v.Pieces[0][HeaderBytes:]) // Hasher.Write never fails
+	v.hasher.Reset()
+	_, _ = v.hasher.Write(v.Pieces[0][HeaderBytes:]) // Hasher.Write never fails
 	for _, piece := range v.Pieces[1:] {
-		_, _ = v.checksums.hasher.Write(piece)
+		_, _ = v.hasher.Write(piece)
 	}
-	binary.LittleEndian.PutUint64(v.Head[offsetRequestChecksum:], v.checksums.hasher.Sum64())
+	binary.LittleEndian.PutUint64(v.Head[offsetRequestChecksum:], v.hasher.Sum64())
 	binary.LittleEndian.PutUint64(v.Head[offsetRequestChecksum+8:], 0)
 }
 

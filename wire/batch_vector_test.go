@@ -241,9 +241,7 @@ func benchmarkMessages(count, payloadBytes int) []OutgoingMessage {
 var sendShapes = []struct{ count, payloadBytes int }{{1000, 1000}, {10, 1000}, {10, 100}, {100, 10000}, {1, 1 << 20}}
 
 // BenchmarkEncodeSend compares a producer encoding a SendMessages request
-// into one frame (flat: every payload copied), as a vector (vector), and
-// into one frame in two passes, headers and checksums first, then the
-// payloads in chunks of 128 KiB (stream).
+// into one frame (flat: every payload copied) and as a vector (vector).
 func BenchmarkEncodeSend(b *testing.B) {
 	for _, shape := range sendShapes {
 		body := &OutgoingMessages{Stream: NumericID(1), Topic: NamedID("orders"), Partitioning: PartitionID(0),
@@ -264,18 +262,6 @@ func BenchmarkEncodeSend(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				EncodeSendVector(&v, header, body)
-			}
-		})
-		b.Run("stream/"+name, func(b *testing.B) {
-			var s RequestStream
-			frame := make([]byte, RequestBytes(body))
-			b.SetBytes(int64(len(frame)))
-			b.ReportAllocs()
-			for b.Loop() {
-				s.Start(frame, header, body)
-				for !s.Done() {
-					s.Next(128 << 10)
-				}
 			}
 		})
 	}
@@ -305,8 +291,8 @@ func BenchmarkFrameChecksum(b *testing.B) {
 			scratch = append(scratch, message.UserHeaders...)
 			return xxh3.Hash(scratch)
 		}
-		var checksums frameHasher
-		if streamed() != copied() || copied() != checksums.frameChecksum(header[:], &message) {
+		var v RequestVector
+		if streamed() != copied() || copied() != v.frameChecksum(header[:], &message) {
 			b.Fatal("the ways to hash a frame disagree")
 		}
 		for _, way := range []struct {

@@ -30,9 +30,7 @@
 // type of the command (NewReplyPayload lists them). A producer may encode
 // SendMessages with EncodeSendVector instead: a RequestVector whose pieces
 // are a small head and the caller's own payloads, for one vectored write
-// that copies no payload; or with a RequestStream, which encodes headers
-// and checksums first and then copies the payloads chunk by chunk, so each
-// chunk can be written while the next is copied.
+// that copies no payload.
 //
 // # Frame header (256 bytes, both directions, §2)
 //
