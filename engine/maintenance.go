@@ -55,9 +55,9 @@ func (p *Partition) Purge(op *MaintenanceOp) error {
 	return p.maintenance.request(op, maintenancePurge)
 }
 
-// maintenance runs one MaintenanceOp at a time, once no disk read is in
-// flight (a read must never meet a closed file); a purge also waits for
-// the write pipeline and offsets to drain.
+// maintenance runs one MaintenanceOp at a time, once no disk read and no
+// Sync's fdatasync is in flight (neither may meet a closed file); a purge
+// also waits for the write pipeline and offsets to drain.
 type maintenance struct {
 	p       *Partition
 	current *MaintenanceOp
@@ -105,7 +105,7 @@ func (m *maintenance) request(op *MaintenanceOp, kind maintenanceKind) error {
 
 func (m *maintenance) resume() {
 	p := m.p
-	if m.current == nil || m.started || p.read.busy() || p.fatal != nil {
+	if m.current == nil || m.started || p.read.busy() || p.syncer.busy() || p.fatal != nil {
 		return
 	}
 	if m.current.kind == maintenancePurge && (!p.idle() || p.inflight != nil || p.offsets.busy()) {

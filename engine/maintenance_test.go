@@ -221,3 +221,34 @@ func TestDeletePartition(t *testing.T) {
 		t.Fatalf("directory still there: %v", err)
 	}
 }
+
+// TestPurgeWaitsForSync: a purge requested while a Sync's fdatasync is in
+// flight waits for the Sync. It used to start at once (the write pipeline
+// was idle), remove every segment and close its files, and the Sync's
+// next step then looked up the active segment of a partition that had
+// none (index out of range).
+func TestPurgeWaitsForSync(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(31)}
+	p, _ := filled(t, storage, testOptions(), 20)
+	synced := 0
+	if err := p.Sync(func(err error) {
+		if err != nil {
+			t.Errorf("sync: %v", err)
+		}
+		synced++
+	}); err != nil {
+		t.Fatal(err)
+	}
+	maintain(t, storage, p.Purge, &engine.MaintenanceOp{PurgeGeneration: 1})
+	if synced != 1 {
+		t.Fatalf("sync callback ran %d times", synced)
+	}
+	if p.SegmentCount() != 1 || p.OffsetNext() != 0 {
+		t.Fatalf("after purge: %d segments, next offset %d", p.SegmentCount(), p.OffsetNext())
+	}
+	closePartition(t, storage, p)
+	p = mustOpen(t, storage, testOptions())
+	if p.OffsetNext() != 0 {
+		t.Fatalf("reopened after purge: next offset %d", p.OffsetNext())
+	}
+}

@@ -34,7 +34,9 @@ func (p *Partition) startSync(done func(error), fsync bool) error {
 	return nil
 }
 
-// syncer runs Partition.Sync once the write pipeline is idle.
+// syncer runs Partition.Sync once the write pipeline is idle. It syncs
+// the segment that was active then, whatever rolls meanwhile, and while
+// its fdatasyncs run no maintenance removes a segment (busy).
 type syncer struct {
 	p       *Partition
 	op      Op
@@ -42,7 +44,11 @@ type syncer struct {
 	fsync   bool
 	started bool
 	step    int
+	segment *segment
 }
+
+// busy reports whether an fdatasync of the Sync is in flight.
+func (s *syncer) busy() bool { return s.done != nil && s.started }
 
 func (s *syncer) resume() {
 	p := s.p
@@ -57,25 +63,31 @@ func (s *syncer) resume() {
 		return
 	}
 	s.step = 0
-	s.op.Code, s.op.File, s.op.Buffer = OpSync, p.active().logFile, nil
+	s.segment = p.active()
+	s.op.Code, s.op.File, s.op.Buffer = OpSync, s.segment.logFile, nil
 	p.storage.Submit(&s.op)
 }
 
 func (s *syncer) stepDone(op *Op) {
 	p := s.p
+	segment := s.segment
 	if op.Err != nil {
-		s.done = nil
-		p.fail(&FatalError{Op: "fdatasync", Path: p.active().logPath(p.options.Directory), Err: op.Err})
+		s.done, s.segment = nil, nil
+		path := segment.logPath(p.options.Directory)
+		if s.step == 1 {
+			path = segment.indexPath(p.options.Directory)
+		}
+		p.fail(&FatalError{Op: "fdatasync", Path: path, Err: op.Err})
 		return
 	}
 	if s.step == 0 {
 		s.step = 1
-		s.op.File = p.active().indexFile
+		s.op.File = segment.indexFile
 		p.storage.Submit(&s.op)
 		return
 	}
 	done := s.done
-	s.done = nil
+	s.done, s.segment = nil, nil
 	done(nil)
 	p.resume()
 }
