@@ -62,6 +62,9 @@ const (
 	// cachePopulateBytes is what the populator faults in per system
 	// call: short enough that trim waits little for it.
 	cachePopulateBytes = 256 << 10
+	// populatorNice is the nice value of the populator's thread, the
+	// lowest priority: its work is ahead of need and may wait for idle CPU.
+	populatorNice = 19
 	// cachePopulateRequestsMax bounds the ranges waiting for the
 	// populator; past it the copies fault their own pages.
 	cachePopulateRequestsMax = 64
