@@ -30,21 +30,29 @@ func buildServer(t *testing.T) string {
 	return binary
 }
 
-// TestKindsAgainstServer runs every kind briefly against a real local
-// whippet-server and checks the reports and that counts add up.
-func TestKindsAgainstServer(t *testing.T) {
+// startTestServer builds and starts a local whippet-server for the test,
+// with a context that ends after timeout; both end with the test.
+func startTestServer(t *testing.T, timeout time.Duration) (context.Context, *Server) {
+	t.Helper()
 	binary := buildServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
 	server, err := StartLocalServer(ctx, binary, "iggy", "iggy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := server.Stop(); err != nil {
 			t.Errorf("stop: %v", err)
 		}
-	}()
+	})
+	return ctx, server
+}
+
+// TestKindsAgainstServer runs every kind briefly against a real local
+// whippet-server and checks the reports and that counts add up.
+func TestKindsAgainstServer(t *testing.T) {
+	ctx, server := startTestServer(t, 5*time.Minute)
 	checkKinds(t, server)
 	t.Run("durability", func(t *testing.T) { checkDurability(t, ctx, server) })
 	t.Run("background", func(t *testing.T) { checkBackground(t, ctx, server) })

@@ -18,18 +18,7 @@ import (
 // compares each message byte for byte: the server admitted every frame
 // (checksums included) and stored exactly what the caller passed.
 func TestSendPathsAgainstServer(t *testing.T) {
-	binary := buildServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	server, err := StartLocalServer(ctx, binary, "iggy", "iggy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := server.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	}()
+	ctx, server := startTestServer(t, 2*time.Minute)
 	producer, err := client.Dial(ctx, client.Options{Address: server.Address, Username: "iggy", Password: "iggy"})
 	if err != nil {
 		t.Fatal(err)
