@@ -107,9 +107,9 @@ type cacheArena struct {
 	data    []byte // the chunk-aligned part records go in
 	// claimed bounds what the populator may fault in (the cache's claimed
 	// capacity); ready is how much of the arena, from its start, it has
-	// faulted in. lock is held by the populator while it faults a piece in
-	// and by trim while it lowers both, so no page is faulted in after
-	// trim gave it back.
+	// faulted in. lock orders the populator's reads and updates of both
+	// around a piece with trim's lowering of them, so a page the populator
+	// faults in after trim gave it back is given back again.
 	claimed  atomic.Int64
 	ready    atomic.Int64
 	lock     sync.Mutex
@@ -201,12 +201,16 @@ func (a *cacheArena) populator() {
 }
 
 // populatePiece faults in the next piece below target and reports
-// whether more remain.
+// whether more remain. The lock is not held while the pages fault in: the
+// populator runs at the lowest priority, and a trim on a shard's thread
+// must never wait for it to be scheduled. A trim that lowered the bound
+// meanwhile is honoured after the fact: what the piece faulted in above
+// it is given back again.
 func (a *cacheArena) populatePiece(target int) bool {
 	a.lock.Lock()
-	defer a.lock.Unlock()
 	from := int(a.ready.Load())
 	to := min(from+cachePopulateBytes, target, int(a.claimed.Load()))
+	a.lock.Unlock()
 	if to <= from {
 		return false
 	}
@@ -215,7 +219,16 @@ func (a *cacheArena) populatePiece(target int) bool {
 	// Pages are never written here (the shard may be copying into them):
 	// without it they fault in on the copies.
 	_ = unix.Madvise(a.data[from:to], unix.MADV_POPULATE_WRITE)
-	a.ready.Store(int64(to))
+	a.lock.Lock()
+	defer a.lock.Unlock()
+	claimed := int(a.claimed.Load())
+	if claimed < to {
+		err := unix.Madvise(a.data[max(from, claimed):to], unix.MADV_DONTNEED)
+		invariant.Assert(err == nil, "madvise of a mapping the cache owns failed")
+	}
+	if int(a.ready.Load()) == from {
+		a.ready.Store(int64(min(to, claimed)))
+	}
 	return true
 }
 
