@@ -34,9 +34,11 @@ func (p *Partition) startSync(done func(error), fsync bool) error {
 	return nil
 }
 
-// syncer runs Partition.Sync once the write pipeline is idle. It syncs
-// the segment that was active then, whatever rolls meanwhile, and while
-// its fdatasyncs run no maintenance removes a segment (busy).
+// syncer runs Partition.Sync once the write pipeline is idle and no purge
+// is under way (a started purge leaves no segment until its fresh one is
+// open). It syncs the segment that was active then, whatever rolls
+// meanwhile, and while its fdatasyncs run no maintenance removes a segment
+// (busy).
 type syncer struct {
 	p       *Partition
 	op      Op
@@ -52,7 +54,7 @@ func (s *syncer) busy() bool { return s.done != nil && s.started }
 
 func (s *syncer) resume() {
 	p := s.p
-	if s.done == nil || s.started || !p.idle() {
+	if s.done == nil || s.started || !p.idle() || p.maintenance.purging() {
 		return
 	}
 	s.started = true
