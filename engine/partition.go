@@ -313,6 +313,7 @@ func (p *Partition) fail(err error) {
 	p.read.failAll(err)
 	p.offsets.failAll(err)
 	p.maintenance.failAll(err)
+	p.syncer.failAll(err)
 	if p.closeDone != nil {
 		done := p.closeDone
 		p.closeDone = nil

@@ -3,7 +3,8 @@ package engine
 // Sync makes everything appended so far durable, whatever the topic's
 // durability (FlushUnsavedBuffer with fsync): it waits for the write
 // pipeline to drain, fdatasyncs the active segment's .log and .index, and
-// calls done once. A failed fdatasync is fatal, as everywhere. One Sync at
+// calls done once. A failed fdatasync is fatal, as everywhere; a Sync
+// the partition stops under gets the fatal error in done. One Sync at
 // a time (Sync or Flush): a second returns ErrBusy.
 func (p *Partition) Sync(done func(error)) error { return p.startSync(done, true) }
 
@@ -72,14 +73,16 @@ func (s *syncer) resume() {
 
 func (s *syncer) stepDone(op *Op) {
 	p := s.p
+	if s.done == nil {
+		return // the partition failed while the fdatasync ran; failAll ended the Sync
+	}
 	segment := s.segment
 	if op.Err != nil {
-		s.done, s.segment = nil, nil
 		path := segment.logPath(p.options.Directory)
 		if s.step == 1 {
 			path = segment.indexPath(p.options.Directory)
 		}
-		p.fail(&FatalError{Op: "fdatasync", Path: path, Err: op.Err})
+		p.fail(&FatalError{Op: "fdatasync", Path: path, Err: op.Err}) // fails the Sync too (failAll)
 		return
 	}
 	if s.step == 0 {
@@ -92,4 +95,14 @@ func (s *syncer) stepDone(op *Op) {
 	s.done, s.segment = nil, nil
 	done(nil)
 	p.resume()
+}
+
+// failAll ends an unfinished Sync with err as the partition stops.
+func (s *syncer) failAll(err error) {
+	if s.done == nil {
+		return
+	}
+	done := s.done
+	s.done, s.segment = nil, nil
+	done(err)
 }
