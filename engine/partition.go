@@ -142,6 +142,7 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.offsets.init(p)
 	p.dedup.init(options.DedupCount, options.DedupWindowMicros)
 	p.maintenance.init(p)
+	p.syncer.init(p)
 	p.cache = partitionCache{cache: options.Cache}
 	if kicker, ok := storage.(Kicker); ok && kicker.Kicks() {
 		p.kicker = kicker

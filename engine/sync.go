@@ -24,10 +24,8 @@ func (p *Partition) startSync(done func(error), fsync bool) error {
 	if p.syncer.done != nil {
 		return ErrBusy
 	}
-	p.syncer.p = p
 	p.syncer.done = done
 	p.syncer.fsync = fsync
-	p.syncer.op.Callback = p.syncer.stepDone
 	p.syncer.started = false
 	p.streamYield()
 	p.startFlush()
@@ -48,6 +46,11 @@ type syncer struct {
 	started bool
 	step    int
 	segment *segment
+}
+
+func (s *syncer) init(p *Partition) {
+	s.p = p
+	s.op.Callback = s.stepDone
 }
 
 // busy reports whether an fdatasync of the Sync is in flight.
