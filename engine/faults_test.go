@@ -370,3 +370,38 @@ func TestFlushWritesWithoutSync(t *testing.T) {
 		t.Fatalf("append done %d times, offset next %d", appended, p.OffsetNext())
 	}
 }
+
+// TestSyncFailureReachesCaller: a failed fdatasync of a Sync (the .log's,
+// then the .index's) stops the partition and hands the fatal error to the
+// Sync's callback, once, so the caller learns of it instead of waiting for
+// ever.
+func TestSyncFailureReachesCaller(t *testing.T) {
+	for failing, path := range []string{firstLog, strings.TrimSuffix(firstLog, ".log") + ".index"} {
+		mem := enginetest.NewMemStorage(41)
+		storage := memBackend{mem}
+		p, _ := filled(t, storage, testOptions(), 3)
+		syncs := 0
+		mem.Inject = func(op *engine.Op) error {
+			if op.Code != engine.OpSync {
+				return nil
+			}
+			syncs++
+			if syncs == failing+1 {
+				return syscall.EIO
+			}
+			return nil
+		}
+		called := 0
+		var syncErr error
+		if err := p.Sync(func(err error) { syncErr, called = err, called+1 }); err != nil {
+			t.Fatal(err)
+		}
+		storage.drain()
+		if called != 1 || !engine.IsFatal(syncErr) || !strings.Contains(syncErr.Error(), path) {
+			t.Fatalf("failing %s: sync callback ran %d times with %v", path, called, syncErr)
+		}
+		if err := p.Sync(func(error) {}); !engine.IsFatal(err) {
+			t.Fatalf("a Sync on the stopped partition: %v", err)
+		}
+	}
+}

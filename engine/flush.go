@@ -225,9 +225,7 @@ func (p *Partition) idle() bool {
 
 // resume restarts work that waited for the flush pipeline to drain.
 func (p *Partition) resume() {
-	if p.syncer.p != nil {
-		p.syncer.resume()
-	}
+	p.syncer.resume()
 	p.maintenance.resume()
 	p.read.resume()
 	if p.state == stateClosing && p.idle() && !p.read.busy() && !p.maintenance.busy() && !p.offsets.busy() &&

@@ -77,6 +77,12 @@ func (m *maintenance) init(p *Partition) {
 
 func (m *maintenance) busy() bool { return m.current != nil }
 
+// purging reports whether a purge has started: from then until its fresh
+// segment is open the partition has no active segment.
+func (m *maintenance) purging() bool {
+	return m.current != nil && m.started && m.current.kind == maintenancePurge
+}
+
 func (m *maintenance) blocksAppends() bool {
 	return m.current != nil && m.current.kind == maintenancePurge
 }

@@ -252,3 +252,37 @@ func TestPurgeWaitsForSync(t *testing.T) {
 		t.Fatalf("reopened after purge: next offset %d", p.OffsetNext())
 	}
 }
+
+// TestSyncDuringPurge: a Sync requested while a purge removes the segments
+// (the write pipeline is idle, so the Sync would start at once) waits for
+// the purge and then syncs the fresh segment.
+func TestSyncDuringPurge(t *testing.T) {
+	storage := memBackend{enginetest.NewMemStorage(32)}
+	p, _ := filled(t, storage, testOptions(), 20)
+	purge := &engine.MaintenanceOp{PurgeGeneration: 1}
+	purged := 0
+	purge.Done = func(*engine.MaintenanceOp) { purged++ }
+	if err := p.Purge(purge); err != nil {
+		t.Fatal(err)
+	}
+	if storage.Pending() == 0 {
+		t.Fatal("the purge submitted nothing")
+	}
+	synced := 0
+	if err := p.Sync(func(err error) {
+		if err != nil {
+			t.Errorf("sync: %v", err)
+		}
+		synced++
+	}); err != nil {
+		t.Fatal(err)
+	}
+	storage.drain()
+	if purged != 1 || purge.Err != nil || synced != 1 {
+		t.Fatalf("purge done %d times (%v), sync done %d times", purged, purge.Err, synced)
+	}
+	if p.SegmentCount() != 1 || p.OffsetNext() != 0 {
+		t.Fatalf("after purge and sync: %d segments, next offset %d", p.SegmentCount(), p.OffsetNext())
+	}
+	closePartition(t, storage, p)
+}

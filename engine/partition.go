@@ -142,6 +142,7 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.offsets.init(p)
 	p.dedup.init(options.DedupCount, options.DedupWindowMicros)
 	p.maintenance.init(p)
+	p.syncer.init(p)
 	p.cache = partitionCache{cache: options.Cache}
 	if kicker, ok := storage.(Kicker); ok && kicker.Kicks() {
 		p.kicker = kicker
@@ -313,6 +314,7 @@ func (p *Partition) fail(err error) {
 	p.read.failAll(err)
 	p.offsets.failAll(err)
 	p.maintenance.failAll(err)
+	p.syncer.failAll(err)
 	if p.closeDone != nil {
 		done := p.closeDone
 		p.closeDone = nil

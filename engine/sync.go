@@ -3,7 +3,8 @@ package engine
 // Sync makes everything appended so far durable, whatever the topic's
 // durability (FlushUnsavedBuffer with fsync): it waits for the write
 // pipeline to drain, fdatasyncs the active segment's .log and .index, and
-// calls done once. A failed fdatasync is fatal, as everywhere. One Sync at
+// calls done once. A failed fdatasync is fatal, as everywhere; a Sync
+// the partition stops under gets the fatal error in done. One Sync at
 // a time (Sync or Flush): a second returns ErrBusy.
 func (p *Partition) Sync(done func(error)) error { return p.startSync(done, true) }
 
@@ -23,10 +24,8 @@ func (p *Partition) startSync(done func(error), fsync bool) error {
 	if p.syncer.done != nil {
 		return ErrBusy
 	}
-	p.syncer.p = p
 	p.syncer.done = done
 	p.syncer.fsync = fsync
-	p.syncer.op.Callback = p.syncer.stepDone
 	p.syncer.started = false
 	p.streamYield()
 	p.startFlush()
@@ -34,9 +33,11 @@ func (p *Partition) startSync(done func(error), fsync bool) error {
 	return nil
 }
 
-// syncer runs Partition.Sync once the write pipeline is idle. It syncs
-// the segment that was active then, whatever rolls meanwhile, and while
-// its fdatasyncs run no maintenance removes a segment (busy).
+// syncer runs Partition.Sync once the write pipeline is idle and no purge
+// is under way (a started purge leaves no segment until its fresh one is
+// open). It syncs the segment that was active then, whatever rolls
+// meanwhile, and while its fdatasyncs run no maintenance removes a segment
+// (busy).
 type syncer struct {
 	p       *Partition
 	op      Op
@@ -47,12 +48,17 @@ type syncer struct {
 	segment *segment
 }
 
+func (s *syncer) init(p *Partition) {
+	s.p = p
+	s.op.Callback = s.stepDone
+}
+
 // busy reports whether an fdatasync of the Sync is in flight.
 func (s *syncer) busy() bool { return s.done != nil && s.started }
 
 func (s *syncer) resume() {
 	p := s.p
-	if s.done == nil || s.started || !p.idle() {
+	if s.done == nil || s.started || !p.idle() || p.maintenance.purging() {
 		return
 	}
 	s.started = true
@@ -70,14 +76,16 @@ func (s *syncer) resume() {
 
 func (s *syncer) stepDone(op *Op) {
 	p := s.p
+	if s.done == nil {
+		return // the partition failed while the fdatasync ran; failAll ended the Sync
+	}
 	segment := s.segment
 	if op.Err != nil {
-		s.done, s.segment = nil, nil
 		path := segment.logPath(p.options.Directory)
 		if s.step == 1 {
 			path = segment.indexPath(p.options.Directory)
 		}
-		p.fail(&FatalError{Op: "fdatasync", Path: path, Err: op.Err})
+		p.fail(&FatalError{Op: "fdatasync", Path: path, Err: op.Err}) // fails the Sync too (failAll)
 		return
 	}
 	if s.step == 0 {
@@ -90,4 +98,14 @@ func (s *syncer) stepDone(op *Op) {
 	s.done, s.segment = nil, nil
 	done(nil)
 	p.resume()
+}
+
+// failAll ends an unfinished Sync with err as the partition stops.
+func (s *syncer) failAll(err error) {
+	if s.done == nil {
+		return
+	}
+	done := s.done
+	s.done, s.segment = nil, nil
+	done(err)
 }

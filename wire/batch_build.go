@@ -58,15 +58,9 @@ func CheckOutgoing(messages []OutgoingMessage) error {
 // the smallest among the messages, offset deltas 0, 1, 2 …, both checksums.
 // Each payload is copied exactly once. CheckOutgoing must accept messages.
 func EncodeBatch(dst []byte, messages []OutgoingMessage) int {
-	size := BatchBytes(messages)
-	invariant.Assert(len(dst) >= size, "wire: batch buffer shorter than the batch")
 	invariant.Assert(len(messages) > 0, "wire: encoding an empty batch")
-	origin := uint64(math.MaxUint64)
-	for i := range messages {
-		origin = min(origin, messages[i].OriginTimestamp)
-	}
-	header := BatchHeader{OriginTimestamp: origin, BatchLength: uint64(size), MessageCount: uint32(len(messages))}
-	header.Encode(dst)
+	origin, size := writeBatchHeader(dst, messages)
+	invariant.Assert(len(dst) >= size, "wire: batch buffer shorter than the batch")
 	var hasher BatchHasher
 	hasher.Start(dst[:BatchHeaderBytes])
 	position := BatchHeaderBytes
@@ -82,6 +76,20 @@ func EncodeBatch(dst []byte, messages []OutgoingMessage) int {
 		invariant.Assert(err == nil, "wire: an encoded batch does not validate")
 	}
 	return size
+}
+
+// writeBatchHeader writes at dst the header of a producer's batch of
+// messages, its checksum left to the caller, and returns the origin
+// timestamp (the least of the messages') and the batch size.
+func writeBatchHeader(dst []byte, messages []OutgoingMessage) (origin uint64, size int) {
+	size = BatchBytes(messages)
+	origin = uint64(math.MaxUint64)
+	for i := range messages {
+		origin = min(origin, messages[i].OriginTimestamp)
+	}
+	header := BatchHeader{OriginTimestamp: origin, BatchLength: uint64(size), MessageCount: uint32(len(messages))}
+	header.Encode(dst)
+	return origin, size
 }
 
 func encodeFrame(dst []byte, message *OutgoingMessage, index uint32, origin uint64) int {

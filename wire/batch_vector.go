@@ -73,14 +73,8 @@ func EncodeSendVector(v *RequestVector, header RequestHeader, body *OutgoingMess
 // encodeBatch writes the batch header at batchStart of head and the message
 // headers after it, and gathers the pieces.
 func (v *RequestVector) encodeBatch(head []byte, batchStart int, messages []OutgoingMessage) {
-	origin := uint64(math.MaxUint64)
-	for i := range messages {
-		origin = min(origin, messages[i].OriginTimestamp)
-	}
 	batch := head[batchStart:]
-	batchHeader := BatchHeader{OriginTimestamp: origin, BatchLength: uint64(BatchBytes(messages)),
-		MessageCount: uint32(len(messages))}
-	batchHeader.Encode(batch)
+	origin, batchBytes := writeBatchHeader(batch, messages)
 	var batchHasher BatchHasher
 	batchHasher.Start(batch)
 	v.Release()
@@ -106,7 +100,7 @@ func (v *RequestVector) encodeBatch(head []byte, batchStart int, messages []Outg
 		total += position - pieceStart
 	}
 	binary.LittleEndian.PutUint64(batch[batchOffsetChecksum:], batchHasher.Sum64())
-	invariant.Assert(total == batchStart+int(batchHeader.BatchLength), "wire: request pieces differ from the frame size")
+	invariant.Assert(total == batchStart+batchBytes, "wire: request pieces differ from the frame size")
 }
 
 func (v *RequestVector) appendPiece(piece []byte) int {
