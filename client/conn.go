@@ -116,12 +116,15 @@ func (c *conn) send(ctx context.Context, pending *call, stamp func(*call)) error
 }
 
 // write writes pending's request, its frame or its vector's pieces. The
-// caller holds writeMu. When ctx ends during the write, a write deadline
-// in the past cuts it short (send then fails the connection); when ctx
-// ends just after, the deadline is cleared again, so a write that
-// completed leaves the connection as it was.
+// caller holds writeMu. When ctx ends during a write of at least
+// writeCutBytesMin, a write deadline in the past cuts it short (send then
+// fails the connection); when ctx ends just after, the deadline is
+// cleared again, so a write that completed leaves the connection as it
+// was. A shorter write is not worth the hook's cost on every request: it
+// fits the socket's buffer unless the server stopped reading, and then
+// the reply watchdog ends it.
 func (c *conn) write(ctx context.Context, pending *call) error {
-	if ctx.Done() != nil {
+	if ctx.Done() != nil && (pending.vector != nil || len(*pending.frame) >= writeCutBytesMin) {
 		cut := make(chan struct{})
 		stop := context.AfterFunc(ctx, func() {
 			defer close(cut)

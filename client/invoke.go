@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/whippetio/whippet/wire"
@@ -180,7 +181,7 @@ func (c *Client) exchange(ctx context.Context, current *conn, pending *call) (*c
 	}
 	pending.done = make(chan struct{})
 	if err := current.send(ctx, pending, c.stamp); err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, ctx.Err() // the write was cut short for it
 		}
 		return nil, err

@@ -52,6 +52,9 @@ const (
 	// the copied frame's MB/s, client CPU 23-24% vs 26-27%).
 	VectoredSendBytesMin    = 64 << 10
 	VectoredMessageBytesMin = 8 << 10
+	// writeCutBytesMin is the smallest request write that a caller's
+	// context can cut short (conn.write).
+	writeCutBytesMin = 64 << 10
 
 	// SDKName and SDKVersion identify this client in the login body.
 	SDKName    = "whippet-go"
