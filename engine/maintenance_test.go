@@ -222,6 +222,22 @@ func TestDeletePartition(t *testing.T) {
 	}
 }
 
+// startCountedSync starts a Sync that must succeed and returns the count
+// of its callback's runs.
+func startCountedSync(t *testing.T, p *engine.Partition) *int {
+	t.Helper()
+	synced := new(int)
+	if err := p.Sync(func(err error) {
+		if err != nil {
+			t.Errorf("sync: %v", err)
+		}
+		*synced++
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return synced
+}
+
 // TestPurgeWaitsForSync: a purge requested while a Sync's fdatasync is in
 // flight waits for the Sync. It used to start at once (the write pipeline
 // was idle), remove every segment and close its files, and the Sync's
@@ -230,18 +246,10 @@ func TestDeletePartition(t *testing.T) {
 func TestPurgeWaitsForSync(t *testing.T) {
 	storage := memBackend{enginetest.NewMemStorage(31)}
 	p, _ := filled(t, storage, testOptions(), 20)
-	synced := 0
-	if err := p.Sync(func(err error) {
-		if err != nil {
-			t.Errorf("sync: %v", err)
-		}
-		synced++
-	}); err != nil {
-		t.Fatal(err)
-	}
+	synced := startCountedSync(t, p)
 	maintain(t, storage, p.Purge, &engine.MaintenanceOp{PurgeGeneration: 1})
-	if synced != 1 {
-		t.Fatalf("sync callback ran %d times", synced)
+	if *synced != 1 {
+		t.Fatalf("sync callback ran %d times", *synced)
 	}
 	if p.SegmentCount() != 1 || p.OffsetNext() != 0 {
 		t.Fatalf("after purge: %d segments, next offset %d", p.SegmentCount(), p.OffsetNext())
@@ -268,18 +276,10 @@ func TestSyncDuringPurge(t *testing.T) {
 	if storage.Pending() == 0 {
 		t.Fatal("the purge submitted nothing")
 	}
-	synced := 0
-	if err := p.Sync(func(err error) {
-		if err != nil {
-			t.Errorf("sync: %v", err)
-		}
-		synced++
-	}); err != nil {
-		t.Fatal(err)
-	}
+	synced := startCountedSync(t, p)
 	storage.drain()
-	if purged != 1 || purge.Err != nil || synced != 1 {
-		t.Fatalf("purge done %d times (%v), sync done %d times", purged, purge.Err, synced)
+	if purged != 1 || purge.Err != nil || *synced != 1 {
+		t.Fatalf("purge done %d times (%v), sync done %d times", purged, purge.Err, *synced)
 	}
 	if p.SegmentCount() != 1 || p.OffsetNext() != 0 {
 		t.Fatalf("after purge and sync: %d segments, next offset %d", p.SegmentCount(), p.OffsetNext())
