@@ -73,15 +73,22 @@ func compareMessages(t *testing.T, got, want []enginetest.Message, offsetFirst u
 	}
 }
 
+// kilobyteMessages builds count messages of 1000 bytes, message i all
+// byte i, with ids 0 to count-1.
+func kilobyteMessages(count int) []enginetest.Message {
+	messages := make([]enginetest.Message, count)
+	for index := range messages {
+		messages[index] = enginetest.Message{IDLow: uint64(index), Payload: bytes.Repeat([]byte{byte(index)}, 1000)}
+	}
+	return messages
+}
+
 // TestPollSlicesToFitOut: a poll whose buffer cannot hold the first batch
 // whole serves the frames that fit, sliced, instead of nothing.
 func TestPollSlicesToFitOut(t *testing.T) {
 	storage := memBackend{enginetest.NewMemStorage(3)}
 	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/f/p", SegmentBytes: 1 << 20, Logger: quiet})
-	messages := make([]enginetest.Message, 10)
-	for index := range messages {
-		messages[index] = enginetest.Message{IDLow: uint64(index), Payload: bytes.Repeat([]byte{byte(index)}, 1000)}
-	}
+	messages := kilobyteMessages(10)
 	if _, err := appendBatch(t, storage, p, enginetest.Batch(1, messages...), 5); err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +214,7 @@ func TestPartitionDirectory(t *testing.T) {
 func TestPollFromDiskStopsAtASlicedRecord(t *testing.T) {
 	storage := memBackend{enginetest.NewMemStorage(5)}
 	p := mustOpen(t, storage, engine.PartitionOptions{Directory: "/f/gap", SegmentBytes: 1 << 20, Logger: quiet})
-	messages := make([]enginetest.Message, 11)
-	for index := range messages {
-		messages[index] = enginetest.Message{IDLow: uint64(index), Payload: bytes.Repeat([]byte{byte(index)}, 1000)}
-	}
+	messages := kilobyteMessages(11)
 	messages[10].Payload = []byte("tiny tail!")
 	for _, batch := range [][]enginetest.Message{messages[:10], messages[10:]} {
 		if _, err := appendBatch(t, storage, p, enginetest.Batch(1, batch...), 5); err != nil {
