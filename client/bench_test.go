@@ -87,7 +87,7 @@ func BenchmarkSendPaths(b *testing.B) {
 				b.SetBytes(int64(wire.RequestBytes(body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					pending, err := client.prepare(wire.CodeSendMessages, body, vectored)
+					pending, err := client.prepare(wire.CodeSendMessages, body, wire.RequestBytes(body), vectored)
 					if err != nil {
 						b.Fatal(err)
 					}

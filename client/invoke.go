@@ -63,8 +63,9 @@ func (c *Client) recheckLeader(ctx context.Context, seen *conn) {
 func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code, body wire.Body,
 	replayNotAccepted bool, into []byte) (*call, error) {
 	started := time.Now()
-	vectored := vectoredSend(current, body)
-	pending, err := c.prepare(command, body, vectored)
+	size := wire.RequestBytes(body)
+	vectored := vectoredSend(current, body, size)
+	pending, err := c.prepare(command, body, size, vectored)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 			pending = pending.replay() // same frame, same request id (§5.2)
 		case status == wire.StatusTransientNotAccepted && replayNotAccepted && c.sleepRetry(ctx, started):
 			pending.release()
-			if pending, err = c.prepare(command, body, vectored); err != nil {
+			if pending, err = c.prepare(command, body, size, vectored); err != nil {
 				pending = &call{}
 				return nil, err
 			}
@@ -99,26 +100,27 @@ func (c *Client) invokeOn(ctx context.Context, current *conn, command wire.Code,
 	}
 }
 
-// vectoredSend reports whether body is a SendMessages request to write
-// from a vector on current: the connection writes with writev (not
-// through TLS), the frame holds at least VectoredSendBytesMin and its
-// messages average at least VectoredMessageBytesMin. Anything smaller is
-// as fast or faster copied and written whole: the kernel's cost per
-// iovec outweighs the copy of short payloads.
-func vectoredSend(current *conn, body wire.Body) bool {
+// vectoredSend reports whether body, a request of size bytes
+// (wire.RequestBytes), is a SendMessages request to write from a vector
+// on current: the connection writes with writev (not through TLS), the
+// frame holds at least VectoredSendBytesMin and its messages average at
+// least VectoredMessageBytesMin. Anything smaller is as fast or faster
+// copied and written whole: the kernel's cost per iovec outweighs the
+// copy of short payloads.
+func vectoredSend(current *conn, body wire.Body, size int) bool {
 	outgoing, ok := body.(*wire.OutgoingMessages)
 	if !ok || !current.vectored || len(outgoing.Messages) == 0 {
 		return false
 	}
-	size := wire.RequestBytes(body)
 	return size >= VectoredSendBytesMin && size/len(outgoing.Messages) >= VectoredMessageBytesMin
 }
 
-// prepare encodes a request; stamp fills in its session fields when it is
-// written. With vectored (see vectoredSend), a SendMessages request is
-// encoded as a vector that leaves the payloads where the caller has them;
-// else, and for every other request, into one pooled frame.
-func (c *Client) prepare(command wire.Code, body wire.Body, vectored bool) (*call, error) {
+// prepare encodes a request of size bytes (wire.RequestBytes of body);
+// stamp fills in its session fields when it is written. With vectored
+// (see vectoredSend), a SendMessages request is encoded as a vector that
+// leaves the payloads where the caller has them; else, and for every
+// other request, into one pooled frame.
+func (c *Client) prepare(command wire.Code, body wire.Body, size int, vectored bool) (*call, error) {
 	operation := command.Operation()
 	if operation == wire.OperationReserved {
 		return nil, &Error{Command: command, Status: wire.StatusFeatureUnavailable}
@@ -126,7 +128,6 @@ func (c *Client) prepare(command wire.Code, body wire.Body, vectored bool) (*cal
 	if status := validate(body); status != wire.StatusOK {
 		return nil, &Error{Command: command, Status: status}
 	}
-	size := wire.RequestBytes(body)
 	if size > wire.FrameBytesMax {
 		return nil, &Error{Command: command, Status: wire.StatusTooBigMessagePayload}
 	}

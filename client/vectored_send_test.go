@@ -165,7 +165,7 @@ func TestVectoredSendReplay(t *testing.T) {
 	messages := sendBatch(rand.New(rand.NewPCG(13, 14)), 20, 20_000)
 	body := &wire.OutgoingMessages{Stream: stream1, Topic: topicOrders, Partitioning: wire.PartitionID(0),
 		Messages: messages}
-	if current, err := client.liveConn(); err != nil || !vectoredSend(current, body) {
+	if current, err := client.liveConn(); err != nil || !vectoredSend(current, body, wire.RequestBytes(body)) {
 		t.Fatalf("the batch would not be sent from a vector (%v)", err)
 	}
 	if _, err := client.SendMessages(testContext(t), stream1, topicOrders, wire.PartitionID(0), messages); err != nil {

@@ -148,13 +148,18 @@ func checkRecord(batch []byte, admission bool) (BatchHeader, error) {
 // followed by every frame's checksum field.
 func BatchChecksum(batch []byte) uint64 {
 	invariant.Assert(len(batch) >= BatchHeaderBytes, "wire: batch shorter than its header")
+	return framesChecksum(batch[:BatchHeaderBytes], batch[BatchHeaderBytes:])
+}
+
+// framesChecksum is the batch checksum of header (a batch header) followed
+// by frames, frames that tile it.
+func framesChecksum(header, frames []byte) uint64 {
 	var hasher BatchHasher
-	hasher.Start(batch)
-	for position := BatchHeaderBytes; position < len(batch); {
-		header := readMessageHeader(batch[position:])
-		hasher.Add(batch[position:])
-		position += header.FrameBytes()
-		invariant.Assert(position <= len(batch), "wire: checksumming a batch whose frames overrun it")
+	hasher.Start(header)
+	for position := 0; position < len(frames); {
+		hasher.Add(frames[position:])
+		position += readMessageHeader(frames[position:]).FrameBytes()
+		invariant.Assert(position <= len(frames), "wire: checksumming a batch whose frames overrun it")
 	}
 	return hasher.Sum64()
 }

@@ -166,20 +166,10 @@ func SliceBatchWithin(batch []byte, offsetFirst uint64, countMax uint32, recordB
 	}
 	binary.LittleEndian.PutUint64(slice.Header[batchOffsetLength:], uint64(slice.Bytes()))
 	binary.LittleEndian.PutUint32(slice.Header[batchOffsetMessageCount:], slice.MessageCount)
-	binary.LittleEndian.PutUint64(slice.Header[batchOffsetChecksum:], sliceChecksum(&slice))
+	binary.LittleEndian.PutUint64(slice.Header[batchOffsetChecksum:], framesChecksum(slice.Header[:], slice.Frames))
 	if invariant.Enabled {
 		_, err := VerifyRecord(append(slice.Header[:], slice.Frames...))
 		invariant.Assert(err == nil, "wire: a sliced record does not verify")
 	}
 	return slice, true
-}
-
-func sliceChecksum(slice *BatchSlice) uint64 {
-	var hasher BatchHasher
-	hasher.Start(slice.Header[:BatchHeaderBytes])
-	for position := 0; position < len(slice.Frames); {
-		hasher.Add(slice.Frames[position:])
-		position += readMessageHeader(slice.Frames[position:]).FrameBytes()
-	}
-	return hasher.Sum64()
 }

@@ -29,11 +29,7 @@ type RequestVector struct {
 	Pieces  [][]byte
 	hasher  xxh3.Hasher
 	scratch [frameScratchBytes]byte
-	size    int
 }
-
-// Bytes returns the size of the frame the pieces make up.
-func (v *RequestVector) Bytes() int { return v.size }
 
 // SendHeadBytes returns the size of the head of a SendMessages request
 // carrying body: the frame without its payloads and user headers.
@@ -63,9 +59,8 @@ func EncodeSendVector(v *RequestVector, header RequestHeader, body *OutgoingMess
 	e.sendMetadata(body.Stream, body.Topic, body.Partitioning, uint32(len(body.Messages)), body.metadataBytes())
 	e.done(metadataEnd - HeaderBytes)
 	v.encodeBatch(head, metadataEnd, body.Messages)
-	v.size = size
 	if invariant.Enabled {
-		v.checkAgainstFlat(header, body)
+		v.checkAgainstFlat(header, body, size)
 	}
 	return size
 }
@@ -152,7 +147,6 @@ func (v *RequestVector) StampRequestChecksum() {
 func (v *RequestVector) Release() {
 	clear(v.Pieces)
 	v.Pieces = v.Pieces[:0]
-	v.size = 0
 }
 
 // AppendTo appends the frame the pieces make up to dst, for a transport
@@ -166,10 +160,10 @@ func (v *RequestVector) AppendTo(dst []byte) []byte {
 
 // checkAgainstFlat re-encodes the request into one buffer and asserts the
 // pieces match it (invariant builds only: it copies every payload).
-func (v *RequestVector) checkAgainstFlat(header RequestHeader, body *OutgoingMessages) {
-	flat := make([]byte, v.size)
+func (v *RequestVector) checkAgainstFlat(header RequestHeader, body *OutgoingMessages, size int) {
+	flat := make([]byte, size)
 	EncodeRequest(flat, header, body)
-	joined := v.AppendTo(make([]byte, 0, v.size))
+	joined := v.AppendTo(make([]byte, 0, size))
 	invariant.Assert(string(joined) == string(flat), "wire: a request vector differs from the flat frame")
 }
 
