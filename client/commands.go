@@ -17,14 +17,23 @@ func (c *Client) command(ctx context.Context, command wire.Code, body wire.Body)
 // with notFound, or as success when notFound is StatusOK.
 func (c *Client) query(ctx context.Context, command wire.Code, body wire.Body, value wire.Decoder,
 	notFound wire.Status) error {
-	done, err := c.invoke(ctx, command, body)
+	_, err := c.queryInto(ctx, command, body, value, notFound, nil)
+	return err
+}
+
+// queryInto is query receiving the reply frame into into when it fits
+// (invokeInto); it returns the call, whose buffer holds the reply, or nil
+// when no reply came.
+func (c *Client) queryInto(ctx context.Context, command wire.Code, body wire.Body, value wire.Decoder,
+	notFound wire.Status, into []byte) (*call, error) {
+	done, err := c.invokeInto(ctx, command, body, into)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(done.reply.Payload) == 0 && notFound != wire.StatusOK {
-		return &Error{Command: command, Status: notFound}
+		return done, &Error{Command: command, Status: notFound}
 	}
-	return decodePayload(done, value)
+	return done, decodePayload(done, value)
 }
 
 // Ping checks the connection; it needs no login.

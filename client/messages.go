@@ -88,14 +88,11 @@ func (c *Client) PollMessages(ctx context.Context, request *wire.PollMessages) (
 // caller must not touch buffer while the call runs.
 func (c *Client) PollMessagesInto(ctx context.Context, request *wire.PollMessages, polled *wire.PolledMessages,
 	buffer []byte) ([]byte, error) {
-	done, err := c.invokeInto(ctx, wire.CodePollMessages, request, buffer[:cap(buffer)])
-	if err != nil {
+	done, err := c.queryInto(ctx, wire.CodePollMessages, request, polled, wire.StatusEmptyResponse, buffer[:cap(buffer)])
+	if done == nil {
 		return buffer, err
 	}
-	if len(done.reply.Payload) == 0 {
-		return done.buffer, &Error{Command: wire.CodePollMessages, Status: wire.StatusEmptyResponse}
-	}
-	return done.buffer, decodePayload(done, polled)
+	return done.buffer, err
 }
 
 // FlushUnsavedBuffer asks the server to flush a partition's buffer.
