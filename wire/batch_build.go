@@ -92,6 +92,19 @@ func writeBatchHeader(dst []byte, messages []OutgoingMessage) (origin uint64, si
 	return origin, size
 }
 
+// writeMessageHeader writes every field of a producer's message header but
+// the checksum (§8.3): offset delta index, timestamp delta from origin.
+func writeMessageHeader(frame []byte, message *OutgoingMessage, index uint32, origin uint64) {
+	delta := message.OriginTimestamp - origin
+	invariant.Assert(delta <= math.MaxUint32, "wire: timestamp delta above u32")
+	writeUint128(frame[messageOffsetID:], message.ID)
+	binary.LittleEndian.PutUint32(frame[messageOffsetOffsetDelta:], index)
+	binary.LittleEndian.PutUint32(frame[messageOffsetTimestampDelta:], uint32(delta))
+	binary.LittleEndian.PutUint32(frame[messageOffsetUserHeadersLength:], uint32(len(message.UserHeaders)))
+	binary.LittleEndian.PutUint32(frame[messageOffsetPayloadLength:], uint32(len(message.Payload)))
+	binary.LittleEndian.PutUint64(frame[messageOffsetReserved:], 0)
+}
+
 func encodeFrame(dst []byte, message *OutgoingMessage, index uint32, origin uint64) int {
 	frameBytes := MessageHeaderBytes + len(message.Payload) + len(message.UserHeaders)
 	frame := dst[:frameBytes]

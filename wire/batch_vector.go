@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/zeebo/xxh3"
@@ -165,17 +164,4 @@ func (v *RequestVector) checkAgainstFlat(header RequestHeader, body *OutgoingMes
 	EncodeRequest(flat, header, body)
 	joined := v.AppendTo(make([]byte, 0, size))
 	invariant.Assert(string(joined) == string(flat), "wire: a request vector differs from the flat frame")
-}
-
-// writeMessageHeader writes every field of a producer's message header but
-// the checksum (§8.3): offset delta index, timestamp delta from origin.
-func writeMessageHeader(frame []byte, message *OutgoingMessage, index uint32, origin uint64) {
-	delta := message.OriginTimestamp - origin
-	invariant.Assert(delta <= math.MaxUint32, "wire: timestamp delta above u32")
-	writeUint128(frame[messageOffsetID:], message.ID)
-	binary.LittleEndian.PutUint32(frame[messageOffsetOffsetDelta:], index)
-	binary.LittleEndian.PutUint32(frame[messageOffsetTimestampDelta:], uint32(delta))
-	binary.LittleEndian.PutUint32(frame[messageOffsetUserHeadersLength:], uint32(len(message.UserHeaders)))
-	binary.LittleEndian.PutUint32(frame[messageOffsetPayloadLength:], uint32(len(message.Payload)))
-	binary.LittleEndian.PutUint64(frame[messageOffsetReserved:], 0)
 }
