@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/whippetio/whippet/internal/invariant"
 )
 
 // Backend is the completion-based (proactor) I/O interface a shard drives.
@@ -145,4 +148,16 @@ func chooseBackendWith(name string, logger *slog.Logger, uringAvailable func() e
 		return newURingBackend, BackendIOURing, nil
 	}
 	return nil, "", fmt.Errorf("%w: unknown name %q (want auto, io_uring or epoll)", ErrBackend, name)
+}
+
+// appendIovecs appends one iovec per span of a SendVec to iovecs: the
+// array a vectored send (writev, SENDMSG) hands the kernel.
+func appendIovecs(iovecs []unix.Iovec, spans [][]byte) []unix.Iovec {
+	for _, span := range spans {
+		invariant.Assert(len(span) > 0, "a span has bytes")
+		iovec := unix.Iovec{Base: unsafe.SliceData(span)}
+		iovec.SetLen(len(span))
+		iovecs = append(iovecs, iovec)
+	}
+	return iovecs
 }

@@ -399,11 +399,7 @@ func (c *Conn) onRecvInto(completion Completion) {
 		bump(&c.shard.stats.bytesIn, completion.Result)
 		bump(&c.shard.stats.bytesDirect, completion.Result)
 		c.frameLen += completion.Result
-		if c.frameLen == len(c.frame) {
-			c.deliver()
-		} else if c.progress && completion.Result > 0 {
-			c.progress = c.handler.(frameProgressNotifier).onFrameProgress(c, c.frame, c.frameLen)
-		}
+		c.frameGrew()
 		if c.state == connOpen && c.inflight == inflightRequestsMax {
 			c.pause()
 		}
@@ -479,11 +475,18 @@ func (c *Conn) consume(data []byte) {
 		n := copy(c.frame[c.frameLen:], data)
 		c.frameLen += n
 		data = data[n:]
-		if c.frameLen == len(c.frame) {
-			c.deliver()
-		} else if c.progress {
-			c.progress = c.handler.(frameProgressNotifier).onFrameProgress(c, c.frame, c.frameLen)
-		}
+		c.frameGrew()
+	}
+}
+
+// frameGrew delivers the frame being assembled once it is whole, else
+// shows a handler that watches it what arrived (frameProgressNotifier).
+func (c *Conn) frameGrew() {
+	switch {
+	case c.frameLen == len(c.frame):
+		c.deliver()
+	case c.progress:
+		c.progress = c.handler.(frameProgressNotifier).onFrameProgress(c, c.frame, c.frameLen)
 	}
 }
 

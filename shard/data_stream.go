@@ -24,11 +24,10 @@ import (
 // request is then appended whole). The id names the stream, never a
 // stream of a partition deleted and created again under key meanwhile.
 func (ds *DataShard) StreamOpen(key PartitionKey, head []byte, length int) (uint64, bool) {
-	if ds.stopping || ds.data.cluster != nil || OwnerOf(key, len(ds.shard.runtime.shards)) != ds.shard.id {
-		return 0, false
-	}
+	// ds.partitions holds only partitions this shard owns (open), and
+	// only in cluster mode is one replicated (openCluster).
 	p := ds.partitions[key]
-	if p == nil || p.state != partitionOpen || p.parkedCount() > 0 || p.cluster != nil {
+	if ds.stopping || ds.data.cluster != nil || p == nil || p.state != partitionOpen || p.parkedCount() > 0 {
 		return 0, false
 	}
 	id, err := p.part.StreamOpen(head, length, uint64(ds.data.options.Now().UnixMicro()))

@@ -124,11 +124,7 @@ func (b *epollBackend) write(fd int, state *epollFD, out []Completion) int {
 // scratch: unix.Writev allocates its iovecs past eight spans, and a poll
 // reply's send has up to sendSpansMax.
 func (b *epollBackend) writev(fd int, spans [][]byte) (int, error) {
-	for _, span := range spans {
-		iovec := unix.Iovec{Base: unsafe.SliceData(span)}
-		iovec.SetLen(len(span))
-		b.iovecs = append(b.iovecs, iovec)
-	}
+	b.iovecs = appendIovecs(b.iovecs, spans)
 	n, _, errno := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b.iovecs))),
 		uintptr(len(b.iovecs)))
 	clear(b.iovecs) // drop the pointers into the spans

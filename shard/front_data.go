@@ -180,10 +180,7 @@ func dataStatus(err error, notFound wire.Status) wire.Status {
 	case errors.Is(err, engine.ErrOffsetNotFound):
 		return wire.StatusConsumerOffsetNotFound
 	case errors.Is(err, engine.ErrInvalidBatch):
-		if status := wire.StatusOf(err); status != wire.StatusError {
-			return status // a streamed batch's admission status (data_stream.go)
-		}
-		return wire.StatusInvalidCommand
+		return decodeStatus(err) // a streamed batch's admission status (data_stream.go)
 	case errors.Is(err, ErrDataBusy), errors.Is(err, engine.ErrBusy), errors.Is(err, engine.ErrJournalFull),
 		errors.Is(err, ErrClusterNotAccepted):
 		return wire.StatusTransientNotAccepted

@@ -27,12 +27,7 @@ func (b *uringBackend) SendVec(fd int, spans [][]byte, token uint64) error {
 	invariant.Assert(len(spans) <= sendSpansMax, "a vectored send stays within sendSpansMax")
 	op := b.track(token, tokenSend, fd)
 	op.vec = b.takeVec()
-	for _, span := range spans {
-		invariant.Assert(len(span) > 0, "a span has bytes")
-		iovec := unix.Iovec{Base: unsafe.SliceData(span)}
-		iovec.SetLen(len(span))
-		op.vec.iovecs = append(op.vec.iovecs, iovec)
-	}
+	op.vec.iovecs = appendIovecs(op.vec.iovecs, spans)
 	op.vec.header = unix.Msghdr{Iov: unsafe.SliceData(op.vec.iovecs)}
 	op.vec.header.SetIovlen(len(op.vec.iovecs))
 	sqe := b.sqe()
