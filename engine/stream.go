@@ -291,12 +291,7 @@ func (p *Partition) streamDrain() {
 	buffer.free()
 	p.pending = buffer
 	if wrote && p.fatal == nil {
-		p.flushPhase = flushTruncating
-		p.flushOp.Code = OpTruncate
-		p.flushOp.File = buffer.segment.logFile
-		p.flushOp.Buffer = nil
-		p.flushOp.Position = buffer.segment.sizeBytes
-		p.storage.Submit(&p.flushOp)
+		p.truncateTail(buffer.segment)
 		return
 	}
 	p.flushPhase = flushIdle
@@ -343,21 +338,11 @@ func (p *Partition) streamWriteDone(op *Op) {
 func (p *Partition) streamFinished() {
 	s := &p.stream
 	s.state = streamIdle
-	buffer := p.inflight
 	if s.writeErr != nil {
 		p.writeFailed(s.writeErr)
 		return
 	}
-	buffer.segment.sizeBytes = buffer.filePosition + int64(buffer.used)
-	if p.options.Durability == DurabilityPersisted {
-		p.flushPhase = flushSyncing
-		p.flushOp.Code = OpSync
-		p.flushOp.File = buffer.segment.logFile
-		p.flushOp.Buffer = nil
-		p.storage.Submit(&p.flushOp)
-		return
-	}
-	p.flushDone()
+	p.writeCompleted()
 }
 
 // StreamedBatches counts the batches appended while they arrived since
