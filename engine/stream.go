@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -193,10 +192,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	defer p.checkInvariants()
 	buffer := p.inflight
 	stored := buffer.data[s.at : s.at+s.length]
-	binary.LittleEndian.PutUint64(stored[batchPartitionIDAt:], uint64(p.options.PartitionID))
-	binary.LittleEndian.PutUint64(stored[batchBaseOffsetAt:], p.offsetNext)
-	binary.LittleEndian.PutUint64(stored[batchBaseTimestampAt:], s.timestamp)
-	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], s.stamped.sum())
+	stampSummed(stored, p.options.PartitionID, p.offsetNext, s.timestamp, s.stamped.sum())
 	if invariant.Enabled {
 		invariant.Assert(invalidBatch(stored) == "", "a streamed batch verifies")
 	}
