@@ -157,19 +157,19 @@ func (p *Partition) streamPiece() {
 	if s.piece || end-s.written < streamPieceBytesMin {
 		return
 	}
-	p.streamWrite(&p.flushOp, s.written, end)
+	p.streamWrite(s.written, end)
 	s.written, s.piece = end, true
 }
 
-// streamWrite submits op writing the in-flight buffer's [start, end).
-func (p *Partition) streamWrite(op *Op, start, end int) {
+// streamWrite writes the in-flight buffer's [start, end) with flushOp.
+func (p *Partition) streamWrite(start, end int) {
 	buffer := p.inflight
 	invariant.Assert(start%blockBytes == 0 && end%blockBytes == 0 && start < end, "a stream write covers whole blocks")
-	op.Code = OpWrite
-	op.File = buffer.segment.logFile
-	op.Buffer = buffer.data[start:end]
-	op.Position = buffer.filePosition + int64(start)
-	p.storage.Submit(op)
+	p.flushOp.Code = OpWrite
+	p.flushOp.File = buffer.segment.logFile
+	p.flushOp.Buffer = buffer.data[start:end]
+	p.flushOp.Position = buffer.filePosition + int64(start)
+	p.storage.Submit(&p.flushOp)
 }
 
 // StreamFinish completes the stream with op.Batch, the whole batch (the
@@ -218,10 +218,10 @@ func (p *Partition) streamFinal() {
 	end := p.inflight.writeLength() // pads the last block with zeros
 	s.writes = 1
 	if s.written == s.headerEnd {
-		p.streamWrite(&p.flushOp, 0, end)
+		p.streamWrite(0, end)
 	} else {
 		if s.written < end {
-			p.streamWrite(&p.flushOp, s.written, end)
+			p.streamWrite(s.written, end)
 			s.writes++
 		}
 		if s.header == nil {
