@@ -75,10 +75,9 @@ type batchStream struct {
 
 // streamFit reports whether a batch of length bytes may be streamed: as
 // piecesFit, and the partition never retries writes (a stream's op
-// fails with its write).
+// fails with its write). Another stream is ruled out by appendAllowed.
 func (p *Partition) streamFit(length int) bool {
-	return p.piecesFitLength(length) && length <= batchBytesMax && !p.options.RetryWrites &&
-		p.stream.state == streamIdle
+	return p.piecesFitLength(length) && length <= batchBytesMax && !p.options.RetryWrites
 }
 
 // StreamOpen starts appending a batch record of length bytes whose first
@@ -242,10 +241,7 @@ func (p *Partition) streamFail(err error) {
 	s := &p.stream
 	invariant.Assert(s.state == streamReceiving, "a receiving stream fails")
 	s.err = err
-	s.state = streamAborting
-	if !s.piece {
-		p.streamDrain()
-	}
+	p.streamDrop()
 }
 
 // StreamAbort drops the stream (its request is gone, or will be appended
@@ -256,8 +252,14 @@ func (p *Partition) StreamAbort(id uint64) {
 	if s.id != id || s.state != streamReceiving {
 		return
 	}
-	s.state = streamAborting
-	if !s.piece {
+	p.streamDrop()
+}
+
+// streamDrop ends a receiving stream without storing it: at once, or
+// once its piece in flight completed.
+func (p *Partition) streamDrop() {
+	p.stream.state = streamAborting
+	if !p.stream.piece {
 		p.streamDrain()
 	}
 }
