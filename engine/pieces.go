@@ -70,14 +70,12 @@ func stampSummed(record []byte, partitionID uint32, offset, timestamp, checksum 
 	binary.LittleEndian.PutUint64(record[batchChecksumAt:], checksum)
 }
 
-// piecesFit reports whether record is appended in pieces: the storage can
-// start a write within the turn, nothing is being written or waits to
-// be (so the record is the head of the next write), no roll is due, the
-// ack waits for the disk, and no dedup window needs the received frames.
-func (p *Partition) piecesFit(record []byte) bool { return p.piecesFitLength(len(record)) }
-
-// piecesFitLength is piecesFit for a record of length bytes.
-func (p *Partition) piecesFitLength(length int) bool {
+// piecesFit reports whether a record of length bytes is appended in
+// pieces: the storage can start a write within the turn, nothing is being
+// written or waits to be (so the record is the head of the next write),
+// no roll is due, the ack waits for the disk, and no dedup window needs
+// the received frames.
+func (p *Partition) piecesFit(length int) bool {
 	return p.kicker != nil && length >= piecesRecordBytesMin &&
 		p.options.Durability != DurabilityMemory && !p.dedup.enabled() &&
 		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() &&

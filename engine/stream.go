@@ -77,7 +77,7 @@ type batchStream struct {
 // piecesFit, and the partition never retries writes (a stream's op
 // fails with its write). Another stream is ruled out by appendAllowed.
 func (p *Partition) streamFit(length int) bool {
-	return p.piecesFitLength(length) && length <= batchBytesMax && !p.options.RetryWrites
+	return p.piecesFit(length) && length <= batchBytesMax && !p.options.RetryWrites
 }
 
 // StreamOpen starts appending a batch record of length bytes whose first
