@@ -108,8 +108,9 @@ type cacheArena struct {
 	// claimed bounds what the populator may fault in (the cache's claimed
 	// capacity); ready is how much of the arena, from its start, it has
 	// faulted in. lock orders the populator's reads and updates of both
-	// around a piece with trim's lowering of them, so a page the populator
-	// faults in after trim gave it back is given back again.
+	// around a piece with trim's lowering and populate's raising of them,
+	// so a page the populator faults in after trim gave it back is given
+	// back again, and only while it is still not claimed.
 	claimed  atomic.Int64
 	ready    atomic.Int64
 	lock     sync.Mutex
@@ -168,10 +169,15 @@ func (a *cacheArena) populateNow(from int, to int) {
 
 // populate asks the populator to fault in data[from:to], the claimed
 // growth. When it is behind by cachePopulateRequestsMax requests this
-// one is dropped: the next covers it.
+// one is dropped: the next covers it. The bound is raised under lock:
+// the populator gives back what it faulted in above the bound under
+// lock too, and must not do so to memory the cache has claimed again
+// and copies records into.
 func (a *cacheArena) populate(from int, to int) {
 	invariant.Assert(from >= 0 && from <= to && to <= len(a.data), "a populate lies within the arena")
+	a.lock.Lock()
 	a.claimed.Store(int64(to))
+	a.lock.Unlock()
 	select {
 	case a.requests <- to:
 	default:

@@ -91,10 +91,18 @@ func (p *Partition) writeDone(op *Op) {
 		p.submitWrite()
 		return
 	}
+	p.writeCompleted()
+}
+
+// writeCompleted takes the in-flight buffer's completed write into its segment,
+// then fdatasyncs it (DurabilityPersisted) or makes it visible at once.
+func (p *Partition) writeCompleted() {
+	buffer := p.inflight
 	buffer.segment.sizeBytes = buffer.filePosition + int64(buffer.used)
 	if p.options.Durability == DurabilityPersisted {
 		p.flushPhase = flushSyncing
 		p.flushOp.Code = OpSync
+		p.flushOp.File = buffer.segment.logFile
 		p.flushOp.Buffer = nil
 		p.storage.Submit(&p.flushOp)
 		return
@@ -181,16 +189,23 @@ func (p *Partition) writeFailed(err error) {
 	p.acks = append(p.acks, other.ops...)
 	other.reset(buffer.segment, buffer.filePosition, buffer.prefix())
 	buffer.reset(buffer.segment, buffer.filePosition, nil)
-	p.flushPhase = flushTruncating
-	p.flushOp.Code = OpTruncate
-	p.flushOp.Buffer = nil
-	p.flushOp.Position = buffer.segment.sizeBytes
-	p.storage.Submit(&p.flushOp)
+	p.truncateTail(buffer.segment)
 	for _, op := range p.acks {
 		op.Err = wrapped
 		op.Done(op)
 	}
 	clear(p.acks)
+}
+
+// truncateTail cuts segment's log back to its size, dropping what a
+// failed write or a dropped stream may have left past it.
+func (p *Partition) truncateTail(segment *segment) {
+	p.flushPhase = flushTruncating
+	p.flushOp.Code = OpTruncate
+	p.flushOp.File = segment.logFile
+	p.flushOp.Buffer = nil
+	p.flushOp.Position = segment.sizeBytes
+	p.storage.Submit(&p.flushOp)
 }
 
 // Settled reports whether no write, sync or roll runs, waits or stalled

@@ -165,7 +165,7 @@ func (p *Partition) Append(op *AppendOp) error {
 		return fmt.Errorf("%w: longer than batchBytesMax", ErrInvalidBatch)
 	}
 	invariant.Assert(op.Timestamp > 0, "append timestamp is set")
-	if p.piecesFit(record) {
+	if p.piecesFit(len(record)) {
 		return p.appendPieces(op)
 	}
 	buffer := p.pending

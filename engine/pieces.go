@@ -61,14 +61,21 @@ func (s *frameSums) touchAhead(record []byte, position, length int) {
 
 func (s *frameSums) sum() uint64 { return s.hasher.Sum64() }
 
-// piecesFit reports whether record is appended in pieces: the storage can
-// start a write within the turn, nothing is being written or waits to
-// be (so the record is the head of the next write), no roll is due, the
-// ack waits for the disk, and no dedup window needs the received frames.
-func (p *Partition) piecesFit(record []byte) bool { return p.piecesFitLength(len(record)) }
+// stampSummed stamps a record's header with the partition id, base offset
+// and timestamp, and the batch checksum computed over those (frameSums).
+func stampSummed(record []byte, partitionID uint32, offset, timestamp, checksum uint64) {
+	binary.LittleEndian.PutUint64(record[batchPartitionIDAt:], uint64(partitionID))
+	binary.LittleEndian.PutUint64(record[batchBaseOffsetAt:], offset)
+	binary.LittleEndian.PutUint64(record[batchBaseTimestampAt:], timestamp)
+	binary.LittleEndian.PutUint64(record[batchChecksumAt:], checksum)
+}
 
-// piecesFitLength is piecesFit for a record of length bytes.
-func (p *Partition) piecesFitLength(length int) bool {
+// piecesFit reports whether a record of length bytes is appended in
+// pieces: the storage can start a write within the turn, nothing is being
+// written or waits to be (so the record is the head of the next write),
+// no roll is due, the ack waits for the disk, and no dedup window needs
+// the received frames.
+func (p *Partition) piecesFit(length int) bool {
 	return p.kicker != nil && length >= piecesRecordBytesMin &&
 		p.options.Durability != DurabilityMemory && !p.dedup.enabled() &&
 		p.flushPhase == flushIdle && p.inflight == nil && p.pending.empty() &&
@@ -100,10 +107,7 @@ func (p *Partition) appendPieces(op *AppendOp) error {
 	at := buffer.used
 	stored := buffer.data[at : at+len(record)]
 	copy(stored[:pieceBytes], record[:pieceBytes])
-	binary.LittleEndian.PutUint64(stored[batchPartitionIDAt:], uint64(p.options.PartitionID))
-	binary.LittleEndian.PutUint64(stored[batchBaseOffsetAt:], p.offsetNext)
-	binary.LittleEndian.PutUint64(stored[batchBaseTimestampAt:], timestamp)
-	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], p.sums.sum())
+	stampSummed(stored, p.options.PartitionID, p.offsetNext, timestamp, p.sums.sum())
 	p.swapBuffers()
 	buffer.writeStart, buffer.writeEnd = 0, int(alignDown(int64(at+pieceBytes)))
 	p.submitWrite()

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -76,10 +75,9 @@ type batchStream struct {
 
 // streamFit reports whether a batch of length bytes may be streamed: as
 // piecesFit, and the partition never retries writes (a stream's op
-// fails with its write).
+// fails with its write). Another stream is ruled out by appendAllowed.
 func (p *Partition) streamFit(length int) bool {
-	return p.piecesFitLength(length) && length <= batchBytesMax && !p.options.RetryWrites &&
-		p.stream.state == streamIdle
+	return p.piecesFit(length) && length <= batchBytesMax && !p.options.RetryWrites
 }
 
 // StreamOpen starts appending a batch record of length bytes whose first
@@ -158,19 +156,19 @@ func (p *Partition) streamPiece() {
 	if s.piece || end-s.written < streamPieceBytesMin {
 		return
 	}
-	p.streamWrite(&p.flushOp, s.written, end)
+	p.streamWrite(s.written, end)
 	s.written, s.piece = end, true
 }
 
-// streamWrite submits op writing the in-flight buffer's [start, end).
-func (p *Partition) streamWrite(op *Op, start, end int) {
+// streamWrite writes the in-flight buffer's [start, end) with flushOp.
+func (p *Partition) streamWrite(start, end int) {
 	buffer := p.inflight
 	invariant.Assert(start%blockBytes == 0 && end%blockBytes == 0 && start < end, "a stream write covers whole blocks")
-	op.Code = OpWrite
-	op.File = buffer.segment.logFile
-	op.Buffer = buffer.data[start:end]
-	op.Position = buffer.filePosition + int64(start)
-	p.storage.Submit(op)
+	p.flushOp.Code = OpWrite
+	p.flushOp.File = buffer.segment.logFile
+	p.flushOp.Buffer = buffer.data[start:end]
+	p.flushOp.Position = buffer.filePosition + int64(start)
+	p.storage.Submit(&p.flushOp)
 }
 
 // StreamFinish completes the stream with op.Batch, the whole batch (the
@@ -193,10 +191,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	defer p.checkInvariants()
 	buffer := p.inflight
 	stored := buffer.data[s.at : s.at+s.length]
-	binary.LittleEndian.PutUint64(stored[batchPartitionIDAt:], uint64(p.options.PartitionID))
-	binary.LittleEndian.PutUint64(stored[batchBaseOffsetAt:], p.offsetNext)
-	binary.LittleEndian.PutUint64(stored[batchBaseTimestampAt:], s.timestamp)
-	binary.LittleEndian.PutUint64(stored[batchChecksumAt:], s.stamped.sum())
+	stampSummed(stored, p.options.PartitionID, p.offsetNext, s.timestamp, s.stamped.sum())
 	if invariant.Enabled {
 		invariant.Assert(invalidBatch(stored) == "", "a streamed batch verifies")
 	}
@@ -222,10 +217,10 @@ func (p *Partition) streamFinal() {
 	end := p.inflight.writeLength() // pads the last block with zeros
 	s.writes = 1
 	if s.written == s.headerEnd {
-		p.streamWrite(&p.flushOp, 0, end)
+		p.streamWrite(0, end)
 	} else {
 		if s.written < end {
-			p.streamWrite(&p.flushOp, s.written, end)
+			p.streamWrite(s.written, end)
 			s.writes++
 		}
 		if s.header == nil {
@@ -246,10 +241,7 @@ func (p *Partition) streamFail(err error) {
 	s := &p.stream
 	invariant.Assert(s.state == streamReceiving, "a receiving stream fails")
 	s.err = err
-	s.state = streamAborting
-	if !s.piece {
-		p.streamDrain()
-	}
+	p.streamDrop()
 }
 
 // StreamAbort drops the stream (its request is gone, or will be appended
@@ -260,8 +252,14 @@ func (p *Partition) StreamAbort(id uint64) {
 	if s.id != id || s.state != streamReceiving {
 		return
 	}
-	s.state = streamAborting
-	if !s.piece {
+	p.streamDrop()
+}
+
+// streamDrop ends a receiving stream without storing it: at once, or
+// once its piece in flight completed.
+func (p *Partition) streamDrop() {
+	p.stream.state = streamAborting
+	if !p.stream.piece {
 		p.streamDrain()
 	}
 }
@@ -291,12 +289,7 @@ func (p *Partition) streamDrain() {
 	buffer.free()
 	p.pending = buffer
 	if wrote && p.fatal == nil {
-		p.flushPhase = flushTruncating
-		p.flushOp.Code = OpTruncate
-		p.flushOp.File = buffer.segment.logFile
-		p.flushOp.Buffer = nil
-		p.flushOp.Position = buffer.segment.sizeBytes
-		p.storage.Submit(&p.flushOp)
+		p.truncateTail(buffer.segment)
 		return
 	}
 	p.flushPhase = flushIdle
@@ -343,21 +336,11 @@ func (p *Partition) streamWriteDone(op *Op) {
 func (p *Partition) streamFinished() {
 	s := &p.stream
 	s.state = streamIdle
-	buffer := p.inflight
 	if s.writeErr != nil {
 		p.writeFailed(s.writeErr)
 		return
 	}
-	buffer.segment.sizeBytes = buffer.filePosition + int64(buffer.used)
-	if p.options.Durability == DurabilityPersisted {
-		p.flushPhase = flushSyncing
-		p.flushOp.Code = OpSync
-		p.flushOp.File = buffer.segment.logFile
-		p.flushOp.Buffer = nil
-		p.storage.Submit(&p.flushOp)
-		return
-	}
-	p.flushDone()
+	p.writeCompleted()
 }
 
 // StreamedBatches counts the batches appended while they arrived since
