@@ -340,7 +340,8 @@ func (c *Cache) Release() {
 	if c.pinnedCount > 0 {
 		// A send still reads records in place (a stop that did not wait
 		// for its connections): the arena stays mapped, as memory the
-		// kernel may still read must.
+		// kernel may still read must. Its populator stops all the same.
+		c.arena.stopPopulator()
 		c.arena = nil
 	}
 	c.sequenceTail = c.sequenceHead

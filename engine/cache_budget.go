@@ -206,12 +206,26 @@ func (a *cacheArena) populator() {
 	}
 }
 
+// stopPopulator ends the populator goroutine (and its thread), if any,
+// and waits for it.
+func (a *cacheArena) stopPopulator() {
+	a.lock.Lock()
+	a.claimed.Store(0) // the populator skips what it still has queued
+	a.ready.Store(0)
+	a.lock.Unlock()
+	if a.requests != nil {
+		close(a.requests)
+		<-a.stopped
+		a.requests = nil
+	}
+}
+
 // populatePiece faults in the next piece below target and reports
 // whether more remain. The lock is not held while the pages fault in: the
-// populator runs at the lowest priority, and a trim on a shard's thread
-// must never wait for it to be scheduled. A trim that lowered the bound
-// meanwhile is honoured after the fact: what the piece faulted in above
-// it is given back again.
+// populator runs at the lowest priority, and a trim or a claim on a
+// shard's thread waits at most for its short sections around them. A
+// trim that lowered the bound meanwhile is honoured after the fact: what
+// the piece faulted in above it is given back again.
 func (a *cacheArena) populatePiece(target int) bool {
 	a.lock.Lock()
 	from := int(a.ready.Load())
@@ -240,14 +254,7 @@ func (a *cacheArena) populatePiece(target int) bool {
 
 // unmap stops the populator, then unmaps the arena.
 func (a *cacheArena) unmap() {
-	a.lock.Lock()
-	a.claimed.Store(0) // the populator skips what it still has queued
-	a.ready.Store(0)
-	a.lock.Unlock()
-	if a.requests != nil {
-		close(a.requests)
-		<-a.stopped
-	}
+	a.stopPopulator()
 	err := unix.Munmap(a.mapping)
 	invariant.Assert(err == nil, "munmap of a mapping the cache owns failed")
 }

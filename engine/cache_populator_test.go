@@ -53,3 +53,33 @@ func threadsAtNice(t *testing.T, nice int) int {
 	}
 	return count
 }
+
+// TestReleaseWithPinsStopsThePopulator: a cache released while a send
+// still holds a record pinned keeps its arena mapped, but its populator
+// thread ends all the same.
+func TestReleaseWithPinsStopsThePopulator(t *testing.T) {
+	before := threadsAtNice(t, populatorNice)
+	cache := NewCache(NewCacheBudget(8<<20), 1)
+	cache.PopulateAhead()
+	sequence, ok := cache.insert(make([]byte, 64<<10))
+	if !ok {
+		t.Fatal("the cache refused a record")
+	}
+	if cache.pin(sequence) == nil {
+		t.Fatal("the record could not be pinned")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for threadsAtNice(t, populatorNice) == before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if threadsAtNice(t, populatorNice) != before+1 {
+		t.Fatal("the populator's thread did not start")
+	}
+	cache.Release()
+	for threadsAtNice(t, populatorNice) != before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if after := threadsAtNice(t, populatorNice); after != before {
+		t.Fatalf("%d threads at nice %d after the release, %d before", after, populatorNice, before)
+	}
+}
