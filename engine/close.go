@@ -24,7 +24,7 @@ func (p *Partition) Close(done func(error)) {
 		done(p.fatal)
 		return
 	}
-	p.StreamAbort(p.stream.id)
+	p.streamYield()
 	p.state = stateClosing
 	p.closeDone = done
 	p.resume()

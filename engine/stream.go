@@ -153,7 +153,7 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 func (p *Partition) streamPiece() {
 	s := &p.stream
 	end := int(alignDown(int64(s.at + s.copied)))
-	if s.piece || end-s.written < streamPieceBytesMin {
+	if s.piece || p.fatal != nil || end-s.written < streamPieceBytesMin {
 		return
 	}
 	p.streamWrite(s.written, end)
@@ -268,11 +268,7 @@ func (p *Partition) streamDrop() {
 // pipeline to drain (a Sync or Flush, a purge): the stream's request
 // could keep them waiting as long as its client takes to send it, and
 // appended whole it follows them instead.
-func (p *Partition) streamYield() {
-	if p.stream.state == streamReceiving {
-		p.StreamAbort(p.stream.id)
-	}
-}
+func (p *Partition) streamYield() { p.StreamAbort(p.stream.id) }
 
 // streamDrain gives the partition back once no piece of a dropped
 // stream is in flight: the buffer returns to pending, empty, and a log
