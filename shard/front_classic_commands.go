@@ -105,7 +105,7 @@ func classicCreateTopic(r *classic.CreateTopic) *wire.CreateTopic {
 	if r.Settings.Compression == classic.CompressionGzip {
 		create.Options = append(create.Options, wire.HeaderEntry{
 			Key:   wire.HeaderValue{Kind: wire.HeaderString, Value: []byte(wire.OptionCompressionAlgorithm)},
-			Value: wire.HeaderValue{Kind: wire.HeaderString, Value: []byte("gzip")}})
+			Value: wire.HeaderValue{Kind: wire.HeaderString, Value: []byte(wire.CompressionGzip.String())}})
 	}
 	for _, setting := range [...]struct {
 		key   string

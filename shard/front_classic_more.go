@@ -52,9 +52,9 @@ func classicTranslateMore(request classic.DecodableRequest) (wire.Code, wire.Bod
 // classicUpdateTopic: a 0.8 update replaces every setting, so all three
 // travel as options (0 is the server default, as at create).
 func classicUpdateTopic(r *classic.UpdateTopic) *wire.UpdateTopic {
-	compression := "none"
+	compression := wire.CompressionNone.String()
 	if r.Settings.Compression == classic.CompressionGzip {
-		compression = "gzip"
+		compression = wire.CompressionGzip.String()
 	}
 	return &wire.UpdateTopic{Stream: wireIdentifier(r.Stream), Topic: wireIdentifier(r.Topic), Name: string(r.Name),
 		Options: wire.Headers{
