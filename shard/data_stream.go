@@ -54,8 +54,7 @@ func (ds *DataShard) StreamFeed(key PartitionKey, id uint64, arrived []byte) err
 	}
 	err := p.part.StreamFeed(p.streamEngine, arrived)
 	if err != nil {
-		p.stream = 0
-		ds.schedule(p) // appends parked behind the stream may run
+		ds.streamDropped(p)
 	}
 	return err
 }
@@ -67,9 +66,15 @@ func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
 		return // closing or gone (the engine dropped the stream), or ended
 	}
 	p.part.StreamAbort(p.streamEngine)
+	ds.streamDropped(p)
+}
+
+// streamDropped ends the partition's stream, which stored nothing: its
+// request is appended whole, answered with the batch's fault, or gone.
+func (ds *DataShard) streamDropped(p *dataPartition) {
 	p.stream = 0
 	bump(&ds.shard.stats.streamsAborted, 1)
-	ds.schedule(p)
+	ds.schedule(p) // appends parked behind the stream may run
 }
 
 // streamHeld drops the partition's stream when an append found it busy
@@ -94,10 +99,12 @@ func (ds *DataShard) streamFinish(p *dataPartition, op *DataOp) error {
 	if p.stream == id {
 		p.stream = 0
 		err := p.part.StreamFinish(p.streamEngine, &op.appendOp)
+		if err != nil {
+			bump(&ds.shard.stats.streamsAborted, 1)
+		}
 		if err == nil || errors.Is(err, engine.ErrInvalidBatch) || engine.IsFatal(err) {
 			return err
 		}
-		bump(&ds.shard.stats.streamsAborted, 1)
 	}
 	if _, invalid := wire.ValidateBatch(op.Batch); invalid != nil {
 		return fmt.Errorf("%w: %w", engine.ErrInvalidBatch, invalid)

@@ -191,6 +191,9 @@ func TestStreamedSends(t *testing.T) {
 			if backend == BackendIOURing && opened != 7 || backend == BackendEpoll && opened != 0 {
 				t.Fatalf("%s: %d of 7 large sends streamed", backend, opened)
 			}
+			if backend == BackendIOURing && aborted != 1 {
+				t.Fatalf("%d streams counted as ended without storing, want the corrupt one", aborted)
+			}
 			first := uint32(99)
 			for round := range 6 {
 				// A small request first, and the send in one write: its head is

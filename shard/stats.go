@@ -23,8 +23,9 @@ type Stats struct {
 	MessagesIn    uint64 // cross-shard messages delivered to OnMessage
 	Trims         uint64 // idle stretches in which the shard gave back free buffers' memory
 	// StreamsOpened counts SendMessages batches appended while they
-	// arrived; StreamsAborted those of them appended whole after all, or
-	// dropped with their request (data_stream.go).
+	// arrived; StreamsAborted those of them that ended without storing:
+	// appended whole after all, answered as an invalid batch, or dropped
+	// with their request (data_stream.go).
 	StreamsOpened  uint64
 	StreamsAborted uint64
 	// The shard's cache as of its last data tick (gauges, but the
