@@ -157,6 +157,13 @@ func isInvalidBatch(err error) bool { return errors.Is(err, engine.ErrInvalidBat
 // choosePartition applies the partitioning (§1.5): round robin per topic
 // on this shard, an explicit id, or XXH32(key) modulo the count.
 func (f *front) choosePartition(streamID uint32, topic *metadata.Topic, partitioning wire.Partitioning) (uint32, bool) {
+	partition, ok := f.peekPartition(streamID, topic, partitioning)
+	f.chosePartition(streamID, topic, partitioning)
+	return partition, ok
+}
+
+// peekPartition is choosePartition without moving the round-robin cursor.
+func (f *front) peekPartition(streamID uint32, topic *metadata.Topic, partitioning wire.Partitioning) (uint32, bool) {
 	count := uint32(len(topic.Partitions))
 	switch partitioning.Kind {
 	case wire.PartitioningPartitionID:
@@ -164,10 +171,15 @@ func (f *front) choosePartition(streamID uint32, topic *metadata.Topic, partitio
 	case wire.PartitioningMessagesKey:
 		return wire.XXH32(partitioning.Key, 0) % count, true
 	}
-	key := [2]uint32{streamID, topic.ID}
-	next := f.roundRobin[key]
-	f.roundRobin[key] = next + 1
-	return next % count, true
+	return f.roundRobin[[2]uint32{streamID, topic.ID}] % count, true
+}
+
+// chosePartition moves the topic's round-robin cursor past the partition
+// peekPartition chose, when the choice was round robin.
+func (f *front) chosePartition(streamID uint32, topic *metadata.Topic, partitioning wire.Partitioning) {
+	if partitioning.Kind != wire.PartitioningPartitionID && partitioning.Kind != wire.PartitioningMessagesKey {
+		f.roundRobin[[2]uint32{streamID, topic.ID}]++
+	}
 }
 
 // dataStatus maps a data-plane error to a status.

@@ -123,9 +123,7 @@ func (f *front) streamOpen(s *session, frame []byte, arrived int) bool {
 	if !ok {
 		return false
 	}
-	if st.body.Partitioning.Kind == wire.PartitioningBalanced {
-		f.roundRobin[[2]uint32{stream.ID, topic.ID}]++ // the choice is made: move the cursor past it
-	}
+	f.chosePartition(stream.ID, topic, st.body.Partitioning) // the choice is made
 	st.open, st.id, st.key, st.batchAt, st.err = true, id, key, batchAt, nil
 	return true
 }
@@ -179,12 +177,4 @@ func (f *front) streamSend(c *call, st *sendStream, stream *metadata.Stream, top
 	// Without id the stream ended without storing: the batch is checked
 	// and appended whole, as any other.
 	f.appendBatch(c, request.Batch, id)
-}
-
-// peekPartition is choosePartition without moving a Balanced cursor.
-func (f *front) peekPartition(streamID uint32, topic *metadata.Topic, partitioning wire.Partitioning) (uint32, bool) {
-	if partitioning.Kind != wire.PartitioningBalanced {
-		return f.choosePartition(streamID, topic, partitioning)
-	}
-	return f.roundRobin[[2]uint32{streamID, topic.ID}] % uint32(len(topic.Partitions)), true
 }
