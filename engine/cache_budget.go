@@ -116,6 +116,8 @@ type cacheArena struct {
 	lock     sync.Mutex
 	requests chan int // claimed ends to fault in up to, by the shard's thread
 	stopped  chan struct{}
+	// populatorThread is the populator's thread id once it runs (tests).
+	populatorThread atomic.Int32
 }
 
 // mapArena maps an arena of bytes; with ahead a populator goroutine
@@ -196,7 +198,9 @@ func (a *cacheArena) populator() {
 	// The thread exits with the goroutine (it stays locked), so no other
 	// goroutine ever runs at this priority.
 	runtime.LockOSThread()
-	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), populatorNice) // unprivileged: only lowers the priority
+	thread := unix.Gettid()
+	_ = unix.Setpriority(unix.PRIO_PROCESS, thread, populatorNice) // unprivileged: only lowers the priority
+	a.populatorThread.Store(int32(thread))
 	for request := range a.requests {
 		// From where the arena is ready, not from the request's start: a
 		// range dropped while the populator lagged, or skipped after a

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -8,17 +10,55 @@ import (
 	"time"
 )
 
+// populatorThread waits for arena's populator to run and returns its
+// thread id.
+func populatorThread(t *testing.T, arena *cacheArena) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for arena.populatorThread.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the populator's thread did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return int(arena.populatorThread.Load())
+}
+
+// threadNice reads thread's nice value (/proc/self/task/<id>/stat, field
+// 19); ok is false once the thread has exited.
+func threadNice(t *testing.T, thread int) (nice int, ok bool) {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(thread) + "/stat")
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false
+	}
+	if err != nil {
+		t.Skipf("no /proc/self/task: %v", err)
+	}
+	// Fields after the command, which is in parentheses and may hold spaces.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	nice, err = strconv.Atoi(fields[16])
+	if err != nil {
+		t.Fatalf("thread %d: nice %q: %v", thread, fields[16], err)
+	}
+	return nice, true
+}
+
 // TestPopulatorRunsAtLowestPriority: the arena's populator thread runs at
 // nice populatorNice, so faulting in memory ahead of need yields the CPU to
-// the shards, the clients and the kernel's I/O workers.
+// the shards, the clients and the kernel's I/O workers; it faults in what
+// it is asked to.
 func TestPopulatorRunsAtLowestPriority(t *testing.T) {
-	before := threadsAtNice(t, populatorNice)
 	arena, err := mapArena(4*cacheChunkBytes, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer arena.unmap()
 	arena.populate(0, cachePopulateBytes)
+	thread := populatorThread(t, arena)
+	if nice, ok := threadNice(t, thread); !ok || nice != populatorNice {
+		t.Fatalf("the populator's thread %d: nice %d (alive %v), want %d", thread, nice, ok, populatorNice)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for arena.readyBytes() < cachePopulateBytes && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -26,39 +66,12 @@ func TestPopulatorRunsAtLowestPriority(t *testing.T) {
 	if arena.readyBytes() < cachePopulateBytes {
 		t.Fatalf("the populator faulted in %d of %d bytes", arena.readyBytes(), cachePopulateBytes)
 	}
-	if after := threadsAtNice(t, populatorNice); after != before+1 {
-		t.Fatalf("%d threads at nice %d with the populator running, %d before", after, populatorNice, before)
-	}
-}
-
-// threadsAtNice counts this process's threads whose nice value is nice
-// (/proc/self/task/*/stat, field 19).
-func threadsAtNice(t *testing.T, nice int) int {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Skipf("no /proc/self/task: %v", err)
-	}
-	count := 0
-	for _, task := range tasks {
-		stat, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
-		if err != nil {
-			continue // the thread exited
-		}
-		// Fields after the command, which is in parentheses and may hold spaces.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if value, err := strconv.Atoi(fields[16]); err == nil && value == nice {
-			count++
-		}
-	}
-	return count
 }
 
 // TestReleaseWithPinsStopsThePopulator: a cache released while a send
 // still holds a record pinned keeps its arena mapped, but its populator
 // thread ends all the same.
 func TestReleaseWithPinsStopsThePopulator(t *testing.T) {
-	before := threadsAtNice(t, populatorNice)
 	cache := NewCache(NewCacheBudget(8<<20), 1)
 	cache.PopulateAhead()
 	sequence, ok := cache.insert(make([]byte, 64<<10))
@@ -68,18 +81,16 @@ func TestReleaseWithPinsStopsThePopulator(t *testing.T) {
 	if cache.pin(sequence) == nil {
 		t.Fatal("the record could not be pinned")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for threadsAtNice(t, populatorNice) == before && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if threadsAtNice(t, populatorNice) != before+1 {
-		t.Fatal("the populator's thread did not start")
-	}
+	thread := populatorThread(t, cache.arena)
 	cache.Release()
-	for threadsAtNice(t, populatorNice) != before && time.Now().Before(deadline) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, alive := threadNice(t, thread); !alive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the populator's thread %d is alive after the release", thread)
+		}
 		time.Sleep(time.Millisecond)
-	}
-	if after := threadsAtNice(t, populatorNice); after != before {
-		t.Fatalf("%d threads at nice %d after the release, %d before", after, populatorNice, before)
 	}
 }
