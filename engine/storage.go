@@ -64,6 +64,10 @@ type Op struct {
 	Target   string
 	Buffer   []byte
 	Position int64
+	// InPlace marks an OpWrite whose Buffer lies outside the Go heap (the
+	// cache's arena) and stays mapped and unchanged until the op
+	// completes: a storage may hand it to the kernel without a copy.
+	InPlace bool
 	// Names receives OpList results; the caller provides its capacity.
 	Names []string
 	// Result is the opened File, the byte count, or the size.

@@ -161,6 +161,35 @@ func TestLinkedWriteFsyncRead(t *testing.T) {
 	}
 }
 
+// TestOwnedWrite writes memory no pool owns (an anonymous mapping, as
+// the engine's cache arena is) to an O_DIRECT file with PrepWriteOwned,
+// at an offset, and reads every byte back through the page cache.
+func TestOwnedWrite(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	fd, name := openDirect(t)
+	const length, position = 3 * 64 << 10, 64 << 10
+	mapped, err := unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Munmap(mapped) }) // Test memory; the write completed before.
+	fillSeeded(t, mapped, 41)
+	sqe := mustSQE(t, r)
+	sqe.PrepWriteOwned(fd, mapped, position)
+	sqe.SetUserData(7)
+	var others []CQE
+	if cqe := waitFor(t, r, 7, &others); cqe.Res != length {
+		t.Fatalf("owned write: res %d, want %d", cqe.Res, length)
+	}
+	written, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != position+length || !bytes.Equal(written[position:], mapped) {
+		t.Fatalf("the file holds %d bytes, or other bytes than the mapping", len(written))
+	}
+}
+
 // TestLinkBreaksOnFailure checks the negative space of links: when the
 // first op fails, the linked one is cancelled with ECANCELED, not run.
 func TestLinkBreaksOnFailure(t *testing.T) {

@@ -54,6 +54,15 @@ func (s *SQE) PrepWrite(fd int32, b Buf, start, end int, position uint64) {
 	s.prepRW(OpWrite, fd, b.pool.lend(b, start, end), uint32(end-start), position)
 }
 
+// PrepWriteOwned writes data at position of fd, memory the caller owns
+// outside any pool (e.g. an mmap region): the kernel reads it in place,
+// so the caller keeps it unchanged and mapped until the CQE. liburing:
+// io_uring_prep_write.
+func (s *SQE) PrepWriteOwned(fd int32, data []byte, position uint64) {
+	invariant.Assert(len(data) > 0, "an owned write has bytes")
+	s.prepRW(OpWrite, fd, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(data)))), uint32(len(data)), position)
+}
+
 // PrepReadFixed reads into [start, end) of b, whose pool is registered with
 // the ring. liburing: io_uring_prep_read_fixed.
 func (s *SQE) PrepReadFixed(fd int32, b Buf, start, end int, position uint64) {

@@ -63,6 +63,11 @@ type Backend interface {
 	Read(fd int, buf []byte, position int64, token uint64) error
 	// Write writes a prefix of buf to a file at position.
 	Write(fd int, buf []byte, position int64, token uint64) error
+	// WriteInPlace writes as Write does, but the kernel reads buf in
+	// place, never through a bounce copy: buf lies outside the Go heap
+	// (the cache's arena) and the caller keeps it unchanged and mapped
+	// until the Completion.
+	WriteInPlace(fd int, buf []byte, position int64, token uint64) error
 	// Fdatasync flushes a file's data, and the metadata needed to read it
 	// back (its size), to stable storage (fdatasync(2)).
 	Fdatasync(fd int, token uint64) error

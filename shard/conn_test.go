@@ -26,6 +26,7 @@ func (f *fakeBackend) Accept(int, uint64) error                      { return ni
 func (f *fakeBackend) Recv(_ int, token uint64) error                { f.recvs = append(f.recvs, token); return nil }
 func (f *fakeBackend) Read(int, []byte, int64, uint64) error         { return nil }
 func (f *fakeBackend) Write(int, []byte, int64, uint64) error        { return nil }
+func (f *fakeBackend) WriteInPlace(int, []byte, int64, uint64) error { return nil }
 func (f *fakeBackend) Fdatasync(int, uint64) error                   { return nil }
 func (f *fakeBackend) Timeout(time.Duration, uint64) error           { return nil }
 func (f *fakeBackend) Wait([]Completion, time.Duration) (int, error) { return 0, nil }

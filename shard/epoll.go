@@ -181,6 +181,11 @@ func (b *epollBackend) Write(fd int, buf []byte, position int64, token uint64) e
 	return nil
 }
 
+// WriteInPlace is Write: pwrite(2) reads buf in place already.
+func (b *epollBackend) WriteInPlace(fd int, buf []byte, position int64, token uint64) error {
+	return b.Write(fd, buf, position, token)
+}
+
 func (b *epollBackend) Fdatasync(fd int, token uint64) error {
 	if b.closed {
 		return ErrClosed

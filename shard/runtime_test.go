@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func startRuntime(t *testing.T, options Options) *Runtime {
@@ -203,15 +205,26 @@ func TestFileOps(t *testing.T) {
 	})
 }
 
-// runFileOps chains write → fsync → read → compare on the shard's thread.
+// runFileOps chains writes (pooled, heap, in place) → fsync → read →
+// compare on the shard's thread.
 func runFileOps(sh *Shard, fd int, result chan<- error) {
 	pooled := sh.Buffer(300 << 10)
 	for i := range pooled {
 		pooled[i] = byte(i * 13)
 	}
 	heap := bytes.Repeat([]byte("whippet!"), 1000)
-	readBack := make([]byte, len(pooled)+len(heap))
-	var write1, write2, sync, read FileOp
+	// Memory outside the Go heap and the pools, as the cache's arena is:
+	// written in place.
+	mapped, err := unix.Mmap(-1, 0, 200<<10, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		result <- err
+		return
+	}
+	for i := range mapped {
+		mapped[i] = byte(i * 7)
+	}
+	readBack := make([]byte, len(pooled)+len(heap)+len(mapped))
+	var write1, write2, write3, sync, read FileOp
 	fail := func(op *FileOp, what string) bool {
 		if op.Err != nil {
 			result <- errors.New(what + ": " + op.Err.Error())
@@ -223,7 +236,8 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 		if fail(op, "read") {
 			return
 		}
-		want := append(append([]byte{}, pooled...), heap...)
+		want := append(append(append([]byte{}, pooled...), heap...), mapped...)
+		_ = unix.Munmap(mapped) // Test memory; its write completed.
 		if op.Result != len(want) || !bytes.Equal(readBack[:op.Result], want) {
 			result <- errors.New("read back differs from what was written")
 			return
@@ -235,9 +249,14 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 			_ = sh.ReadAt(fd, readBack, 0, &read) // a fresh shard has file-op slots
 		}
 	}
+	write3.Done = func(op *FileOp) {
+		if !fail(op, "write in place") && op.Result == len(mapped) {
+			_ = sh.Fdatasync(fd, &sync)
+		}
+	}
 	write2.Done = func(op *FileOp) {
 		if !fail(op, "write heap") && op.Result == len(heap) {
-			_ = sh.Fdatasync(fd, &sync)
+			_ = sh.WriteAtInPlace(fd, mapped, int64(len(pooled)+len(heap)), &write3)
 		}
 	}
 	write1.Done = func(op *FileOp) {

@@ -126,6 +126,17 @@ func (sh *Shard) WriteAt(fd int, buf []byte, position int64, op *FileOp) error {
 	return sh.backend.Write(fd, buf, position, token)
 }
 
+// WriteAtInPlace is WriteAt for buf outside the Go heap that the caller
+// keeps unchanged and mapped until op completes (Backend.WriteInPlace).
+func (sh *Shard) WriteAtInPlace(fd int, buf []byte, position int64, op *FileOp) error {
+	op.kind = FileWrite
+	token, err := sh.startFileOp(op, buf)
+	if err != nil {
+		return err
+	}
+	return sh.backend.WriteInPlace(fd, buf, position, token)
+}
+
 // Fdatasync flushes fd's data and the metadata needed to read it back
 // (fdatasync(2): enough for segment, index and offset files, whose names
 // are made durable by a directory sync). A failed fdatasync must not be

@@ -342,6 +342,19 @@ func (b *uringBackend) Write(fd int, buf []byte, position int64, token uint64) e
 	return nil
 }
 
+// WriteInPlace writes buf, memory outside the pools that the caller
+// keeps mapped, without lending or bouncing it.
+func (b *uringBackend) WriteInPlace(fd int, buf []byte, position int64, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenFile, fd)
+	sqe := b.sqe()
+	sqe.PrepWriteOwned(int32(fd), buf, uint64(position))
+	sqe.SetUserData(token)
+	return nil
+}
+
 // fixable reports whether a file op on buf can name it as a fixed buffer,
 // filling its slot on first use, and counts the op either way. A slot that
 // cannot be filled (ENOMEM past RLIMIT_MEMLOCK without CAP_IPC_LOCK) makes
