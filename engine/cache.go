@@ -67,10 +67,12 @@ type cacheEntry struct {
 	sequence uint64
 	at       int // arena position (reserved; filled once copied)
 	length   int
-	// journal is the held slot serving the record until its copy, or -1.
+	// journal is the held slot serving the record until its copy, -1,
+	// or lentRegion while the record is a journal's region (cache_lend.go).
 	journal int32
-	// pins counts the sends reading the record in place (pin): while it
-	// is not zero the record is neither evicted nor unmapped.
+	// pins counts the sends reading the record in place (pin), and is 1
+	// while a region is lent: while it is not zero the record is neither
+	// evicted nor unmapped.
 	pins uint32
 	from int // position in that journal
 }
@@ -92,7 +94,7 @@ type CacheStats struct {
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
 	HeldCount     int    // written journals waiting for their copy
-	PinnedCount   int    // pins held by sends reading records in place
+	PinnedCount   int    // pins held by sends reading records in place, and lent regions
 	PinBlocked    uint64 // evictions a pinned record stopped since the start
 	ReadyBytes    int64  // of CapacityBytes, what is faulted in ahead of the copies
 }
@@ -248,7 +250,9 @@ func (c *Cache) evict() bool {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
 	oldest := &c.entries[c.sequenceTail%uint64(len(c.entries))]
 	if oldest.pins > 0 {
-		c.pinBlocked++
+		if oldest.journal != lentRegion {
+			c.pinBlocked++ // copying sends out frees it; a lent region waits for its write
+		}
 		return false
 	}
 	c.liveBytes -= int64(oldest.length)
@@ -377,6 +381,13 @@ type partitionCache struct {
 // the cache. The journal keeps its memory: the cache's arena is sized by
 // the budget, not by how full the partition's journals were.
 func (p *partitionCache) addWritten(buffer *writeBuffer) {
+	if buffer.lender != nil {
+		invariant.Assert(buffer.lender == p.cache && len(buffer.batches) == 1, "a lent journal holds one batch")
+		batch := &buffer.batches[0]
+		p.append(batch, p.cache.adoptJournal(buffer.region, batch.at, batch.length))
+		buffer.data, buffer.lender = nil, nil // the record now
+		return
+	}
 	if p.cache == nil {
 		return
 	}

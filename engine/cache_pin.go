@@ -38,7 +38,7 @@ func (c *Cache) pin(sequence uint64) []byte {
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
-	if entry.journal >= 0 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
+	if entry.journal != -1 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
 		return nil
 	}
 	entry.pins++

@@ -48,13 +48,18 @@ func (p *Partition) finishClose() {
 // releaseBuffers hands the long-lived buffers back to the allocator; no
 // op is in flight once every file is closed.
 func (p *Partition) releaseBuffers() {
-	for _, buffer := range [][]byte{p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer,
-		p.offsets.buffer, p.read.ahead.buffer, p.stream.header} {
+	for index := range p.buffers {
+		if p.buffers[index].data != nil {
+			p.buffers[index].giveBack()
+		}
+	}
+	for _, buffer := range [][]byte{p.index.buffer, p.read.buffer, p.offsets.buffer, p.read.ahead.buffer,
+		p.stream.header} {
 		if buffer != nil { // allocated on first use
 			p.options.Release(buffer)
 		}
 	}
-	p.buffers[0].data, p.buffers[1].data, p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil, nil, nil
+	p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil
 	p.read.ahead.buffer, p.stream.header = nil, nil
 }
 

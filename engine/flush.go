@@ -55,6 +55,7 @@ func (p *Partition) submitWrite() {
 	p.flushOp.File = buffer.segment.logFile
 	p.flushOp.Buffer = buffer.data[buffer.writeStart:buffer.writeEnd]
 	p.flushOp.Position = buffer.filePosition + int64(buffer.writeStart)
+	p.flushOp.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
 	p.storage.Submit(&p.flushOp)
 }
 

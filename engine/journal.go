@@ -38,6 +38,10 @@ type writeBuffer struct {
 	ops          []*AppendOp
 	allocate     func(int) []byte
 	release      func([]byte)
+	// lender is the cache whose arena data is a region of (borrow), or
+	// nil for the allocator's memory; region is the region's sequence.
+	lender *Cache
+	region uint64
 }
 
 func newWriteBuffer(size int, allocate func(int) []byte, release func([]byte)) writeBuffer {
@@ -67,8 +71,34 @@ func (b *writeBuffer) free() {
 		return
 	}
 	b.kept = append(b.kept[:0], b.data[:b.prefixBytes]...)
-	b.release(b.data)
+	b.giveBack()
+}
+
+// giveBack returns data to its source, the allocator or the cache that
+// lent it; no write of it is in flight.
+func (b *writeBuffer) giveBack() {
+	if b.lender != nil {
+		b.lender.dropJournal(b.region)
+		b.lender = nil
+	} else {
+		b.release(b.data)
+	}
 	b.data = nil
+}
+
+// borrow takes the memory for a lone batch of length bytes from cache's
+// arena when it has the room, and reports whether it did. A batch
+// written there is cached without a copy (partitionCache.addWritten).
+// The buffer is empty and holds no memory.
+func (b *writeBuffer) borrow(cache *Cache, length int) bool {
+	invariant.Assert(b.data == nil && b.empty(), "only an empty buffer without memory borrows")
+	data, region, ok := cache.lendJournal(int(alignUp(int64(b.prefixBytes + length + blockBytes))))
+	if !ok {
+		return false
+	}
+	b.data, b.lender, b.region = data, cache, region
+	copy(b.data, b.kept[:b.prefixBytes])
+	return true
 }
 
 func (b *writeBuffer) empty() bool { return len(b.batches) == 0 }
@@ -80,9 +110,14 @@ func (b *writeBuffer) reset(target *segment, position int64, prefix []byte) {
 	invariant.Assert(position%blockBytes == 0, "buffer starts on a block")
 	b.segment = target
 	b.filePosition = position
-	if b.data == nil {
+	if b.data == nil || b.lender != nil {
+		// A lent region serves one batch: a buffer reset for more gives
+		// it back (prefix may lie in it, so it is kept first).
 		b.kept = append(b.kept[:0], prefix...)
 		b.prefixBytes = len(prefix)
+		if b.data != nil {
+			b.giveBack()
+		}
 	} else {
 		b.prefixBytes = copy(b.data, prefix)
 	}
@@ -126,7 +161,7 @@ func (b *writeBuffer) grow(extra int) bool {
 	}
 	grown := b.allocate(max(need, 2*len(b.data)))
 	copy(grown, b.data[:b.used])
-	b.release(b.data)
+	b.giveBack()
 	b.data = grown
 	return true
 }

@@ -82,6 +82,19 @@ func (p *Partition) piecesFit(length int) bool {
 		p.state == stateOpen && p.active().sizeBytes < p.options.SegmentBytes
 }
 
+// lonePending returns the pending buffer, empty, about to take a lone
+// batch of length bytes (streamed or in pieces): without memory of its
+// own, it borrows a region of the cache's arena when it can, so the
+// batch needs no copy into the cache once written.
+func (p *Partition) lonePending(length int) *writeBuffer {
+	buffer := p.pending
+	invariant.Assert(buffer.empty(), "a lone batch has the pending buffer to itself")
+	if buffer.data == nil && p.cache.cache != nil {
+		buffer.borrow(p.cache.cache, length)
+	}
+	return buffer
+}
+
 // appendPieces appends op's record in pieces (see above).
 func (p *Partition) appendPieces(op *AppendOp) error {
 	record := op.Batch
@@ -94,8 +107,8 @@ func (p *Partition) appendPieces(op *AppendOp) error {
 	if reason := walkLayout(record, p.sums); reason != "" {
 		return invalidBatchError(reason)
 	}
-	buffer := p.pending
-	if len(buffer.batches) == journalBatchesMax || !buffer.grow(len(record)) {
+	buffer := p.lonePending(len(record))
+	if !buffer.grow(len(record)) {
 		return ErrJournalFull
 	}
 	active := p.active()

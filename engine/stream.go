@@ -98,7 +98,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	if err := s.validator.Start(head, length, true, &s.stamped.hasher); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
 	}
-	buffer := p.pending
+	buffer := p.lonePending(length)
 	if !buffer.grow(length) {
 		return 0, ErrJournalFull
 	}
@@ -168,6 +168,7 @@ func (p *Partition) streamWrite(start, end int) {
 	p.flushOp.File = buffer.segment.logFile
 	p.flushOp.Buffer = buffer.data[start:end]
 	p.flushOp.Position = buffer.filePosition + int64(start)
+	p.flushOp.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
 	p.storage.Submit(&p.flushOp)
 }
 

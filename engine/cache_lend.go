@@ -1,0 +1,85 @@
+package engine
+
+import "github.com/whippetio/whippet/internal/invariant"
+
+// Lending the arena as a journal. A large batch (streamed or written in
+// pieces) is alone in its journal, so the journal may be a region of the
+// arena itself: the batch is received into it, written from it, and
+// once written it becomes the batch's record in place, without the copy
+// a held journal waits for (Drain). Regions come from the ring like
+// records and in the same order, so eviction stays FIFO; while lent, a
+// region is pinned (the kernel reads it until the write completes), so
+// nothing evicts, overwrites or unmaps it. A region whose batch is not
+// cached (a dropped stream, a failed write) dies empty and its room
+// comes back when eviction reaches it.
+
+// lentRegion marks the entry of a lent region (cacheEntry.journal).
+const lentRegion int32 = -2
+
+// lendJournal returns length bytes of arena on a block boundary and the
+// region's sequence, or false when the cache cannot lend them (too large
+// a share, no room, no memory).
+func (c *Cache) lendJournal(length int) ([]byte, uint64, bool) {
+	invariant.Assert(length > 0 && length%blockBytes == 0, "a lent region is whole blocks")
+	if c.failed || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes {
+		return nil, 0, false
+	}
+	c.Trim()
+	at, ok := c.reserve(length + blockBytes - 1)
+	if !ok {
+		return nil, 0, false
+	}
+	start := int(alignUp(int64(at)))
+	region := c.record(start, length, lentRegion, 0)
+	c.entries[region%uint64(len(c.entries))].pins = 1
+	c.pinnedCount++
+	return c.arena.data[start : start+length : start+length], region, true
+}
+
+// adoptJournal makes the batch written in a lent region, length bytes
+// at from, its record, and returns the record's sequence. A region that
+// is still the newest gives back what the batch left unused.
+func (c *Cache) adoptJournal(region uint64, from, length int) uint64 {
+	invariant.Assert(length > 0, "an adopted batch has bytes")
+	entry := c.endLoan(region)
+	if entry == nil {
+		return region // released meanwhile: the sequence is dead
+	}
+	invariant.Assert(from+length <= entry.length, "the adopted batch lies in its region")
+	newest := region+1 == c.sequenceHead && c.head == entry.at+entry.length
+	c.liveBytes += int64(length - entry.length)
+	entry.at += from
+	entry.length = length
+	if newest {
+		c.head = entry.at + length
+	}
+	return region
+}
+
+// dropJournal ends a loan whose batch is not cached: the region dies
+// empty.
+func (c *Cache) dropJournal(region uint64) {
+	entry := c.endLoan(region)
+	if entry == nil {
+		return
+	}
+	c.liveBytes -= int64(entry.length)
+	entry.length = 0
+}
+
+// endLoan unpins a lent region and returns its entry, or nil when the
+// cache was released while it was lent (Release keeps the arena mapped
+// for it).
+func (c *Cache) endLoan(region uint64) *cacheEntry {
+	invariant.Assert(c.pinnedCount > 0, "a lent region is pinned")
+	c.pinnedCount--
+	if c.entries == nil {
+		return nil
+	}
+	invariant.Assert(region >= c.sequenceTail && region < c.sequenceHead, "a lent region is alive")
+	entry := &c.entries[region%uint64(len(c.entries))]
+	invariant.Assert(entry.sequence == region && entry.pins == 1 && entry.journal == lentRegion,
+		"a lent region is pinned once")
+	entry.pins, entry.journal = 0, -1
+	return entry
+}

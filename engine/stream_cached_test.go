@@ -1,0 +1,131 @@
+package engine_test
+
+import (
+	"bytes"
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/engine/enginetest"
+)
+
+// TestLargeBatchesCachedWithoutCopy: in a partition whose shard drains
+// its cache (SetWake), a batch streamed or written in pieces is received
+// into a region of the cache's arena and, once written, is its record
+// in place. Method, after each such batch: no journal waits for a copy
+// and none woke the shard; the cache grew by the batch's bytes alone; a
+// poll of it leaves it in place as a span holding the bytes on disk; its
+// writes tell the storage they may read the arena in place. A
+// small batch still takes the held journal's path. A stream dropped
+// midway caches nothing and leaves no pin, the next one is cached again,
+// a failed piece write leaves no pin either, and Close leaves none.
+func TestLargeBatchesCachedWithoutCopy(t *testing.T) {
+	mem := enginetest.NewMemStorage(31)
+	storage := memBackend{mem}
+	cache := engine.NewCache(engine.NewCacheBudget(64<<20), 1)
+	t.Cleanup(cache.Release)
+	wakes := 0
+	cache.SetWake(func() { wakes++ })
+	options := testOptions()
+	options.Cache, options.SegmentBytes = cache, 1<<30
+	p := mustOpen(t, storage, options)
+	serial := uint64(0)
+	inPlace := 0 // writes the storage may take from the arena without a copy
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite && op.InPlace {
+			inPlace++
+		}
+		return nil
+	}
+	if _, err := appendBatch(t, storage, p, enginetest.Batch(1, randomMessages(newRandom(31), &serial, 3, 700)...), 10); err != nil {
+		t.Fatal(err)
+	}
+	if cache.Stats().HeldCount != 1 || wakes != 1 || inPlace != 0 {
+		t.Fatalf("a small batch: %d held journals, %d wakes, %d writes in place; want its journal held for the copy",
+			cache.Stats().HeldCount, wakes, inPlace)
+	}
+	cache.Drain(1 << 62)
+	wakes = 0
+	checkLent := func(what string, record []byte, start int64, base uint64) {
+		t.Helper()
+		stats := cache.Stats()
+		if stats.HeldCount != 0 || wakes != 0 || stats.PinnedCount != 0 {
+			t.Fatalf("%s: %d held journals, %d wakes, %d pins; want none", what, stats.HeldCount, wakes, stats.PinnedCount)
+		}
+		file, _ := mem.File(firstLog)
+		op := &engine.PollOp{Strategy: engine.PollOffset, Value: base, Count: 1000, Out: make([]byte, 0, len(record)+4096),
+			Spans: make([]engine.PollSpan, 0, 2)}
+		pollSpans(t, storage, p, op)
+		if len(op.Spans) != 1 || !bytes.Equal(op.Spans[0].Data, file[start:start+int64(len(record))]) {
+			t.Fatalf("%s: %d spans; want the batch in place, as on disk", what, len(op.Spans))
+		}
+		op.Spans[0].Release()
+	}
+	done := 0
+	bytesBefore, start := cache.Stats().Bytes, p.SizeBytes()
+	streamed := enginetest.Batch(5, largeMessages(&serial, 64)...)
+	op, err := openStream(t, mem, p, streamed, 1).finish(&done)
+	storage.drain()
+	if err != nil || op.Err != nil || done != 1 || cache.Stats().Bytes != bytesBefore+int64(len(streamed)) {
+		t.Fatalf("streamed: acks %d, cache bytes %d (from %d for %d): %v %v", done, cache.Stats().Bytes, bytesBefore,
+			len(streamed), err, op.Err)
+	}
+	checkLent("streamed", streamed, start, op.BaseOffset)
+	if inPlace == 0 {
+		t.Fatal("no write of the streamed batch was marked in place")
+	}
+
+	bytesBefore, start = cache.Stats().Bytes, p.SizeBytes()
+	pieced := countingAppend(t, p, enginetest.Batch(6, largeMessages(&serial, 64)...), 30, &done)
+	storage.drain()
+	if done != 2 || pieced.Err != nil || p.PiecedBatches() == 0 || cache.Stats().Bytes <= bytesBefore {
+		t.Fatalf("pieced: acks %d, pieced %d, cache bytes %d from %d: %v", done, p.PiecedBatches(),
+			cache.Stats().Bytes, bytesBefore, pieced.Err)
+	}
+	checkLent("pieced", pieced.Batch, start, pieced.BaseOffset)
+
+	bytesBefore = cache.Stats().Bytes
+	dropped := openStream(t, mem, p, enginetest.Batch(7, largeMessages(&serial, 64)...), 2)
+	if err := dropped.feed(len(dropped.record) / 2); err != nil {
+		t.Fatal(err)
+	}
+	p.StreamAbort(dropped.id)
+	storage.drain()
+	if stats := cache.Stats(); stats.Bytes != bytesBefore || stats.PinnedCount != 0 {
+		t.Fatalf("after a dropped stream: %d cache bytes (from %d), %d pins", stats.Bytes, bytesBefore, stats.PinnedCount)
+	}
+	serial -= 64
+	start = p.SizeBytes()
+	again := enginetest.Batch(8, largeMessages(&serial, 64)...)
+	op, err = openStream(t, mem, p, again, 3).finish(&done)
+	storage.drain()
+	if err != nil || op.Err != nil || done != 3 {
+		t.Fatalf("stream after the dropped one: acks %d: %v %v", done, err, op.Err)
+	}
+	checkLent("streamed after a drop", again, start, op.BaseOffset)
+
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite && len(op.Buffer) >= 128<<10 {
+			return syscall.EIO
+		}
+		return nil
+	}
+	failing := openStream(t, mem, p, enginetest.Batch(9, largeMessages(&serial, 64)...), 4)
+	err = failing.feed(len(failing.record))
+	if err == nil {
+		storage.drain()
+		_, err = failing.finish(new(int))
+	}
+	mem.Inject = nil
+	p.StreamAbort(failing.id)
+	storage.drain()
+	if stats := cache.Stats(); !errors.Is(err, syscall.EIO) || stats.PinnedCount != 0 {
+		t.Fatalf("after a failed piece (%v): %d pins", err, stats.PinnedCount)
+	}
+	closePartition(t, storage, p)
+	if stats := cache.Stats(); stats.PinnedCount != 0 || stats.HeldCount != 0 {
+		t.Fatalf("after Close: %d pins, %d held journals", stats.PinnedCount, stats.HeldCount)
+	}
+	checkMessages(t, storage, mustOpen(t, storage, options), 0, 3+64*3)
+}
