@@ -313,6 +313,7 @@ func (t *FileTable) get(outer *Op, slot int32) *fileOp {
 	if outer != nil {
 		w.inner.Code, w.inner.Flags, w.inner.Path, w.inner.Target = outer.Code, outer.Flags, outer.Path, outer.Target
 		w.inner.Buffer, w.inner.Position, w.inner.Names = outer.Buffer, outer.Position, outer.Names
+		w.inner.InPlace = outer.InPlace
 	}
 	return w
 }
@@ -320,6 +321,7 @@ func (t *FileTable) get(outer *Op, slot int32) *fileOp {
 func (t *FileTable) put(w *fileOp) {
 	w.outer, w.next = nil, nil
 	w.inner.Buffer, w.inner.Names, w.inner.Path, w.inner.Target = nil, nil, "", ""
+	w.inner.InPlace = false
 	if len(t.pool) < fileOpsPooledMax {
 		t.pool = append(t.pool, w)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/whippetio/whippet/engine"
 )
 
@@ -63,6 +65,53 @@ func TestStorageLargeTransfers(t *testing.T) {
 		h.on(0, func(ds *DataShard) { resumed = ds.Storage().resumed })
 		if backend == BackendIOURing && resumed < 2 {
 			t.Fatalf("%d partial transfers resumed; the write and the read each bounce in parts", resumed)
+		}
+	})
+}
+
+// TestStorageWritesInPlace: a write marked InPlace, from memory outside
+// the Go heap and the pools and larger than the largest pooled buffer,
+// goes through the file table to the kernel in one op on io_uring (no
+// bounce, so no resumed part, and counted in InPlaceFileOps), and its
+// bytes read back whole on every backend.
+func TestStorageWritesInPlace(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		h := startData(t, backend, DataOptions{Directory: t.TempDir()})
+		path := filepath.Join(t.TempDir(), "in-place")
+		open := h.storageCall(0, &engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate | engine.OpenDirect})
+		if open.Err != nil {
+			t.Fatal(open.Err)
+		}
+		file := engine.File(open.Result)
+		size := frameBytesMax + 8<<20
+		mapped, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = unix.Munmap(mapped) }() // Test memory; its write completed.
+		random := rand.New(rand.NewPCG(8, 8))
+		for index := range mapped {
+			mapped[index] = byte(random.Uint32())
+		}
+		var before Stats
+		h.on(0, func(ds *DataShard) { before = ds.shard.Stats() })
+		write := h.storageCall(0, &engine.Op{Code: engine.OpWrite, File: file, Buffer: mapped, Position: 4096, InPlace: true})
+		if write.Err != nil || write.Result != int64(size) {
+			t.Fatalf("write: %d of %d bytes, %v", write.Result, size, write.Err)
+		}
+		var after Stats
+		var resumed uint64
+		h.on(0, func(ds *DataShard) { after, resumed = ds.shard.Stats(), ds.Storage().resumed })
+		if backend == BackendIOURing && (after.InPlaceFileOps != before.InPlaceFileOps+1 || resumed != 0) {
+			t.Fatalf("%d writes in place, %d parts resumed; want one whole write", after.InPlaceFileOps-before.InPlaceFileOps, resumed)
+		}
+		back := alignedHeap(size)
+		read := h.storageCall(0, &engine.Op{Code: engine.OpRead, File: file, Buffer: back, Position: 4096})
+		if read.Err != nil || read.Result != int64(size) || !bytes.Equal(back, mapped) {
+			t.Fatalf("read back %d bytes (%v), or other bytes than written", read.Result, read.Err)
+		}
+		if closed := h.storageCall(0, &engine.Op{Code: engine.OpClose, File: file}); closed.Err != nil {
+			t.Fatal(closed.Err)
 		}
 	})
 }

@@ -41,6 +41,9 @@ type Stats struct {
 	FixedFileOps uint64 // file reads/writes on registered buffers (READ_FIXED/WRITE_FIXED)
 	PlainFileOps uint64 // file reads/writes with plain READ/WRITE (small class, or no fixed slot)
 	AllocsHeap   uint64 // Allocs served from the Go heap: the size class's pool was spent
+	// InPlaceFileOps counts file writes from memory outside the pools
+	// (the cache's arena), handed to the kernel without a bounce copy.
+	InPlaceFileOps uint64
 }
 
 // stats is Stats with atomic fields. Only the owning thread writes, so
@@ -50,6 +53,7 @@ type stats struct {
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
 	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
+	inPlaceFileOps                               atomic.Uint64
 	connsMovedIn, connsMovedOut, bytesInPlace    atomic.Uint64
 	spansPinned, repliesCopied                   atomic.Uint64
 	streamsOpened, streamsAborted                atomic.Uint64
@@ -71,7 +75,8 @@ func (sh *Shard) Stats() Stats {
 		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
 		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),
 		PlainFileOps: s.plainFileOps.Load(), AllocsHeap: s.allocsHeap.Load(),
-		StreamsOpened: s.streamsOpened.Load(), StreamsAborted: s.streamsAborted.Load(),
+		InPlaceFileOps: s.inPlaceFileOps.Load(),
+		StreamsOpened:  s.streamsOpened.Load(), StreamsAborted: s.streamsAborted.Load(),
 		BytesInPlace: s.bytesInPlace.Load(), SpansPinned: s.spansPinned.Load(),
 		RepliesCopied: s.repliesCopied.Load(),
 		CacheRecords:  s.cacheRecords.Load(), CacheBytes: s.cacheBytes.Load(),

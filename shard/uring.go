@@ -349,6 +349,7 @@ func (b *uringBackend) WriteInPlace(fd int, buf []byte, position int64, token ui
 		return ErrClosed
 	}
 	b.track(token, tokenFile, fd)
+	bump(&b.stats.inPlaceFileOps, 1)
 	sqe := b.sqe()
 	sqe.PrepWriteOwned(int32(fd), buf, uint64(position))
 	sqe.SetUserData(token)
