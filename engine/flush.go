@@ -114,6 +114,11 @@ func (p *Partition) writeCompleted() {
 func (p *Partition) syncDone(op *Op) {
 	if op.Err != nil {
 		p.fail(&FatalError{Op: "fdatasync", Path: p.inflight.segment.logPath(p.options.Directory), Err: op.Err})
+		if p.inflight.lender != nil {
+			// Written, and never cached: the loan ends here, as a
+			// stopped partition is never closed.
+			p.inflight.giveBack()
+		}
 		return
 	}
 	p.flushDone()

@@ -129,3 +129,38 @@ func TestLargeBatchesCachedWithoutCopy(t *testing.T) {
 	}
 	checkMessages(t, storage, mustOpen(t, storage, options), 0, 3+64*3)
 }
+
+// TestLentRegionEndsWhenItsSyncFails: a streamed batch received into a
+// lent region whose fdatasync fails stops the partition, and the loan
+// ends with it: the batch is not cached, and no pin is left on the
+// region to stop the shard's cache from evicting past it for good.
+func TestLentRegionEndsWhenItsSyncFails(t *testing.T) {
+	mem := enginetest.NewMemStorage(32)
+	storage := memBackend{mem}
+	cache := engine.NewCache(engine.NewCacheBudget(64<<20), 1)
+	t.Cleanup(cache.Release)
+	cache.SetWake(func() {})
+	options := testOptions()
+	options.Cache, options.SegmentBytes, options.Durability = cache, 1<<30, engine.DurabilityPersisted
+	p := mustOpen(t, storage, options)
+	inPlace := 0
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpWrite && op.InPlace {
+			inPlace++
+		}
+		if op.Code == engine.OpSync {
+			return syscall.EIO
+		}
+		return nil
+	}
+	serial := uint64(0)
+	op, err := openStream(t, mem, p, enginetest.Batch(1, largeMessages(&serial, 64)...), 1).finish(new(int))
+	storage.drain()
+	if err != nil || !engine.IsFatal(op.Err) || !engine.IsFatal(p.Err()) || inPlace == 0 {
+		t.Fatalf("a lent batch whose sync failed: %v, op %v, partition %v, %d writes in place", err, op.Err, p.Err(), inPlace)
+	}
+	if stats := cache.Stats(); stats.PinnedCount != 0 || stats.Bytes != 0 {
+		t.Fatalf("after the partition stopped: %d pins, %d cached bytes; want the loan ended, nothing cached",
+			stats.PinnedCount, stats.Bytes)
+	}
+}
