@@ -48,13 +48,20 @@ func (p *Partition) swapBuffers() {
 func (p *Partition) submitWrite() {
 	buffer := p.inflight
 	invariant.Assert(aligned(buffer.data), "write buffer is aligned")
-	invariant.Assert(buffer.writeStart%blockBytes == 0 && buffer.writeEnd%blockBytes == 0, "a write covers whole blocks")
-	invariant.Assert(buffer.writeStart < buffer.writeEnd, "a write is not empty")
 	p.flushPhase = flushWriting
+	p.writeInflight(buffer.writeStart, buffer.writeEnd)
+}
+
+// writeInflight writes the in-flight buffer's [start, end), whole blocks,
+// with flushOp: a group write or its piece, or a stream's.
+func (p *Partition) writeInflight(start, end int) {
+	buffer := p.inflight
+	invariant.Assert(start%blockBytes == 0 && end%blockBytes == 0, "a write covers whole blocks")
+	invariant.Assert(start < end, "a write is not empty")
 	p.flushOp.Code = OpWrite
 	p.flushOp.File = buffer.segment.logFile
-	p.flushOp.Buffer = buffer.data[buffer.writeStart:buffer.writeEnd]
-	p.flushOp.Position = buffer.filePosition + int64(buffer.writeStart)
+	p.flushOp.Buffer = buffer.data[start:end]
+	p.flushOp.Position = buffer.filePosition + int64(start)
 	p.flushOp.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
 	p.storage.Submit(&p.flushOp)
 }

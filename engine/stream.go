@@ -156,20 +156,8 @@ func (p *Partition) streamPiece() {
 	if s.piece || p.fatal != nil || end-s.written < streamPieceBytesMin {
 		return
 	}
-	p.streamWrite(s.written, end)
+	p.writeInflight(s.written, end)
 	s.written, s.piece = end, true
-}
-
-// streamWrite writes the in-flight buffer's [start, end) with flushOp.
-func (p *Partition) streamWrite(start, end int) {
-	buffer := p.inflight
-	invariant.Assert(start%blockBytes == 0 && end%blockBytes == 0 && start < end, "a stream write covers whole blocks")
-	p.flushOp.Code = OpWrite
-	p.flushOp.File = buffer.segment.logFile
-	p.flushOp.Buffer = buffer.data[start:end]
-	p.flushOp.Position = buffer.filePosition + int64(start)
-	p.flushOp.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
-	p.storage.Submit(&p.flushOp)
 }
 
 // StreamFinish completes the stream with op.Batch, the whole batch (the
@@ -218,10 +206,10 @@ func (p *Partition) streamFinal() {
 	end := p.inflight.writeLength() // pads the last block with zeros
 	s.writes = 1
 	if s.written == s.headerEnd {
-		p.streamWrite(0, end)
+		p.writeInflight(0, end)
 	} else {
 		if s.written < end {
-			p.streamWrite(s.written, end)
+			p.writeInflight(s.written, end)
 			s.writes++
 		}
 		if s.header == nil {
