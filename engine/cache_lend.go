@@ -71,15 +71,12 @@ func (c *Cache) dropJournal(region uint64) {
 // cache was released while it was lent (Release keeps the arena mapped
 // for it).
 func (c *Cache) endLoan(region uint64) *cacheEntry {
-	invariant.Assert(c.pinnedCount > 0, "a lent region is pinned")
-	c.pinnedCount--
+	c.unpin(region)
 	if c.entries == nil {
 		return nil
 	}
-	invariant.Assert(region >= c.sequenceTail && region < c.sequenceHead, "a lent region is alive")
 	entry := &c.entries[region%uint64(len(c.entries))]
-	invariant.Assert(entry.sequence == region && entry.pins == 1 && entry.journal == lentRegion,
-		"a lent region is pinned once")
-	entry.pins, entry.journal = 0, -1
+	invariant.Assert(entry.pins == 0 && entry.journal == lentRegion, "a lent region is pinned once")
+	entry.journal = -1
 	return entry
 }
