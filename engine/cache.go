@@ -384,7 +384,8 @@ func (p *partitionCache) addWritten(buffer *writeBuffer) {
 	if buffer.lender != nil {
 		invariant.Assert(buffer.lender == p.cache && len(buffer.batches) == 1, "a lent journal holds one batch")
 		batch := &buffer.batches[0]
-		p.append(batch, p.cache.adoptJournal(buffer.region, batch.at, batch.length))
+		p.cache.adoptJournal(buffer.region, batch.at, batch.length)
+		p.append(batch, buffer.region)
 		buffer.data, buffer.lender = nil, nil // the record now
 		return
 	}

@@ -37,13 +37,13 @@ func (c *Cache) lendJournal(length int) ([]byte, uint64, bool) {
 }
 
 // adoptJournal makes the batch written in a lent region, length bytes
-// at from, its record, and returns the record's sequence. A region that
-// is still the newest gives back what the batch left unused.
-func (c *Cache) adoptJournal(region uint64, from, length int) uint64 {
+// at from, its record: the record's sequence is the region's. A region
+// that is still the newest gives back what the batch left unused.
+func (c *Cache) adoptJournal(region uint64, from, length int) {
 	invariant.Assert(length > 0, "an adopted batch has bytes")
 	entry := c.endLoan(region)
 	if entry == nil {
-		return region // released meanwhile: the sequence is dead
+		return // released meanwhile: the sequence is dead
 	}
 	invariant.Assert(from+length <= entry.length, "the adopted batch lies in its region")
 	newest := region+1 == c.sequenceHead && c.head == entry.at+entry.length
@@ -53,7 +53,6 @@ func (c *Cache) adoptJournal(region uint64, from, length int) uint64 {
 	if newest {
 		c.head = entry.at + length
 	}
-	return region
 }
 
 // dropJournal ends a loan whose batch is not cached: the region dies

@@ -87,18 +87,17 @@ func (b *writeBuffer) giveBack() {
 }
 
 // borrow takes the memory for a lone batch of length bytes from cache's
-// arena when it has the room, and reports whether it did. A batch
-// written there is cached without a copy (partitionCache.addWritten).
-// The buffer is empty and holds no memory.
-func (b *writeBuffer) borrow(cache *Cache, length int) bool {
+// arena when it has the room; without, the buffer stays without memory.
+// A batch written there is cached without a copy
+// (partitionCache.addWritten). The buffer is empty and holds no memory.
+func (b *writeBuffer) borrow(cache *Cache, length int) {
 	invariant.Assert(b.data == nil && b.empty(), "only an empty buffer without memory borrows")
 	data, region, ok := cache.lendJournal(int(alignUp(int64(b.prefixBytes + length + blockBytes))))
 	if !ok {
-		return false
+		return
 	}
 	b.data, b.lender, b.region = data, cache, region
 	copy(b.data, b.kept[:b.prefixBytes])
-	return true
 }
 
 func (b *writeBuffer) empty() bool { return len(b.batches) == 0 }
