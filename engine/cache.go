@@ -53,8 +53,12 @@ type Cache struct {
 	// record, a Trim put off); the shard then has its sends in place copy
 	// their records out.
 	pinBlocked uint64
-	failed     bool // mapping the arena failed: cache nothing
-	ahead      bool // a populator goroutine faults the arena in (PopulateAhead)
+	// loanBlocked counts the evictions a lent region stopped; yields are
+	// the lent regions' yield functions (cache_lend.go).
+	loanBlocked uint64
+	yields      map[uint64]func()
+	failed      bool // mapping the arena failed: cache nothing
+	ahead       bool // a populator goroutine faults the arena in (PopulateAhead)
 	// held is a ring of journals whose batches wait for their copy, in
 	// sequence order; wake tells the shard to start draining it.
 	held     [cacheHeldMax]heldJournal
@@ -250,8 +254,10 @@ func (c *Cache) evict() bool {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
 	oldest := &c.entries[c.sequenceTail%uint64(len(c.entries))]
 	if oldest.pins > 0 {
-		if oldest.journal != lentRegion {
-			c.pinBlocked++ // copying sends out frees it; a lent region waits for its write
+		if oldest.journal == lentRegion {
+			c.loanBlocked++ // copying sends out would not free it: its borrower yields it
+		} else {
+			c.pinBlocked++
 		}
 		return false
 	}

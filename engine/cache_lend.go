@@ -18,8 +18,12 @@ const lentRegion int32 = -2
 
 // lendJournal returns length bytes of arena on a block boundary and the
 // region's sequence, or false when the cache cannot lend them (too large
-// a share, no room, no memory).
-func (c *Cache) lendJournal(length int) ([]byte, uint64, bool) {
+// a share, no room, no memory). yield, when not nil, ends the loan early
+// (soon, not necessarily at once) should the region stop the ring's
+// eviction: a stream's client may take its time, and while its region
+// is the oldest, the shard's other partitions go uncached
+// (YieldBlockingLoan).
+func (c *Cache) lendJournal(length int, yield func()) ([]byte, uint64, bool) {
 	invariant.Assert(length > 0 && length%blockBytes == 0, "a lent region is whole blocks")
 	if c.failed || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes {
 		return nil, 0, false
@@ -33,7 +37,32 @@ func (c *Cache) lendJournal(length int) ([]byte, uint64, bool) {
 	region := c.record(start, length, lentRegion, 0)
 	c.entries[region%uint64(len(c.entries))].pins = 1
 	c.pinnedCount++
+	if yield != nil {
+		if c.yields == nil {
+			c.yields = make(map[uint64]func(), cacheYieldsHint)
+		}
+		c.yields[region] = yield
+	}
 	return c.arena.data[start : start+length : start+length], region, true
+}
+
+// LoanBlocked counts the evictions a lent region stopped since the start;
+// when it grows, the shard calls YieldBlockingLoan.
+func (c *Cache) LoanBlocked() uint64 { return c.loanBlocked }
+
+// YieldBlockingLoan asks the borrower of the oldest record, when it is a
+// region lent with a yield function, to end its loan. The shard calls it
+// from its tick, outside any other cache call, because yielding drops a
+// stream, which gives its region back.
+func (c *Cache) YieldBlockingLoan() {
+	if c.empty() {
+		return
+	}
+	tail := c.sequenceTail
+	if yield, ok := c.yields[tail]; ok && c.entries[tail%uint64(len(c.entries))].journal == lentRegion {
+		delete(c.yields, tail) // once: a stream with a piece in flight ends when the piece does
+		yield()
+	}
 }
 
 // adoptJournal makes the batch written in a lent region, length bytes
@@ -70,6 +99,7 @@ func (c *Cache) dropJournal(region uint64) {
 // cache was released while it was lent (Release keeps the arena mapped
 // for it).
 func (c *Cache) endLoan(region uint64) *cacheEntry {
+	delete(c.yields, region)
 	c.unpin(region)
 	if c.entries == nil {
 		return nil

@@ -89,10 +89,11 @@ func (b *writeBuffer) giveBack() {
 // borrow takes the memory for a lone batch of length bytes from cache's
 // arena when it has the room; without, the buffer stays without memory.
 // A batch written there is cached without a copy
-// (partitionCache.addWritten). The buffer is empty and holds no memory.
-func (b *writeBuffer) borrow(cache *Cache, length int) {
+// (partitionCache.addWritten). The buffer is empty and holds no memory;
+// yield is as lendJournal's.
+func (b *writeBuffer) borrow(cache *Cache, length int, yield func()) {
 	invariant.Assert(b.data == nil && b.empty(), "only an empty buffer without memory borrows")
-	data, region, ok := cache.lendJournal(int(alignUp(int64(b.prefixBytes + length + blockBytes))))
+	data, region, ok := cache.lendJournal(int(alignUp(int64(b.prefixBytes+length+blockBytes))), yield)
 	if !ok {
 		return
 	}

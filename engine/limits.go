@@ -72,6 +72,9 @@ const (
 	// copies wait for the shard's next loop turns; past it the oldest is
 	// copied at once.
 	cacheHeldMax = 16
+	// cacheYieldsHint sizes a cache's map of loans that may be yielded:
+	// one per stream its shard's partitions receive at once.
+	cacheYieldsHint = 8
 	// cachePinMarginDivisor: a record fewer than capacity/divisor bytes of
 	// inserts away from being overwritten is copied, not pinned (pin): a
 	// send in place is then long over before the cache needs its room,

@@ -42,7 +42,10 @@ type Partition struct {
 	roll  roller
 	index indexWriter
 	cache partitionCache
-	read  reader
+	// yieldStream is streamYield as a value made once: the yield function
+	// of a stream's lent region (lendJournal).
+	yieldStream func()
+	read        reader
 
 	offsets     consumerOffsets
 	dedup       dedupWindow
@@ -143,6 +146,7 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.dedup.init(options.DedupCount, options.DedupWindowMicros)
 	p.maintenance.init(p)
 	p.syncer.init(p)
+	p.yieldStream = p.streamYield
 	p.cache = partitionCache{cache: options.Cache}
 	if kicker, ok := storage.(Kicker); ok && kicker.Kicks() {
 		p.kicker = kicker

@@ -85,12 +85,14 @@ func (p *Partition) piecesFit(length int) bool {
 // lonePending returns the pending buffer, empty, about to take a lone
 // batch of length bytes (streamed or in pieces): without memory of its
 // own, it borrows a region of the cache's arena when it can, so the
-// batch needs no copy into the cache once written.
-func (p *Partition) lonePending(length int) *writeBuffer {
+// batch needs no copy into the cache once written. yield (a stream's)
+// gives the region back early (lendJournal). Not with RetryWrites: a
+// failed write then stalls until a Tick, holding the region as long.
+func (p *Partition) lonePending(length int, yield func()) *writeBuffer {
 	buffer := p.pending
 	invariant.Assert(buffer.empty(), "a lone batch has the pending buffer to itself")
-	if buffer.data == nil && p.cache.cache != nil {
-		buffer.borrow(p.cache.cache, length)
+	if buffer.data == nil && p.cache.cache != nil && !p.options.RetryWrites {
+		buffer.borrow(p.cache.cache, length, yield)
 	}
 	return buffer
 }
@@ -107,7 +109,7 @@ func (p *Partition) appendPieces(op *AppendOp) error {
 	if reason := walkLayout(record, p.sums); reason != "" {
 		return invalidBatchError(reason)
 	}
-	buffer := p.lonePending(len(record))
+	buffer := p.lonePending(len(record), nil) // the loan lasts its writes
 	if !buffer.grow(len(record)) {
 		return ErrJournalFull
 	}

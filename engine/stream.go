@@ -98,7 +98,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	if err := s.validator.Start(head, length, true, &s.stamped.hasher); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
 	}
-	buffer := p.lonePending(length)
+	buffer := p.lonePending(length, p.yieldStream)
 	if !buffer.grow(length) {
 		return 0, ErrJournalFull
 	}

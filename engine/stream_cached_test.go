@@ -164,3 +164,71 @@ func TestLentRegionEndsWhenItsSyncFails(t *testing.T) {
 			stats.PinnedCount, stats.Bytes)
 	}
 }
+
+// TestSlowStreamYieldsItsRegion: a stream whose client stalls keeps its
+// lent region while another partition of the shard writes on; once the
+// ring comes round to the region, eviction stops there (LoanBlocked
+// grows, PinBlocked does not) and the other partition's batches go
+// uncached. YieldBlockingLoan then drops the stalled stream (its feeds
+// fail, the batch may be appended whole), its region goes back, and the
+// other partition's next batch is cached again. Method: a 4 MiB cache,
+// 768 KB streamed batches on the second partition.
+func TestSlowStreamYieldsItsRegion(t *testing.T) {
+	mem := enginetest.NewMemStorage(33)
+	storage := memBackend{mem}
+	cache := engine.NewCache(engine.NewCacheBudget(4<<20), 1)
+	t.Cleanup(cache.Release)
+	cache.SetWake(func() {})
+	open := func(directory string) *engine.Partition {
+		options := testOptions()
+		options.Directory, options.Cache, options.SegmentBytes = directory, cache, 1<<30
+		return mustOpen(t, storage, options)
+	}
+	slow, busy := open("/slow/p"), open("/busy/p")
+	serial := uint64(0)
+	stalled := openStream(t, mem, slow, enginetest.Batch(1, largeMessages(&serial, 64)...), 1)
+	if err := stalled.feed(len(stalled.record) / 2); err != nil {
+		t.Fatal(err)
+	}
+	storage.drain()
+	busySerial, done := uint64(0), 0
+	cached := func() bool { // the busy partition's newest batch is served in place
+		op := &engine.PollOp{Strategy: engine.PollOffset, Value: busySerial - 64, Count: 64, Out: make([]byte, 0, 1<<20),
+			Spans: make([]engine.PollSpan, 0, 1)}
+		pollSpans(t, storage, busy, op)
+		for index := range op.Spans {
+			op.Spans[index].Release()
+		}
+		return len(op.Spans) == 1
+	}
+	for round := 0; cache.LoanBlocked() == 0; round++ {
+		if round == 40 {
+			t.Fatal("40 batches through a 4 MiB cache never came round to the stalled stream's region")
+		}
+		if _, err := openStream(t, mem, busy, enginetest.Batch(2, largeMessages(&busySerial, 64)...), uint64(round)).finish(&done); err != nil {
+			t.Fatal(err)
+		}
+		storage.drain()
+	}
+	if stats := cache.Stats(); stats.PinBlocked != 0 || stats.PinnedCount != 1 || cached() {
+		t.Fatalf("blocked by the loan: %d pin-blocked, %d pins, newest batch cached %v; want 0, 1 (the loan), false",
+			stats.PinBlocked, stats.PinnedCount, cached())
+	}
+	cache.YieldBlockingLoan()
+	storage.drain()
+	if err := stalled.feed(len(stalled.record) - 1); err == nil || cache.Stats().PinnedCount != 0 {
+		t.Fatalf("after the yield: feed %v, %d pins; want the stream dropped and its region back", err,
+			cache.Stats().PinnedCount)
+	}
+	if _, err := openStream(t, mem, busy, enginetest.Batch(2, largeMessages(&busySerial, 64)...), 99).finish(&done); err != nil {
+		t.Fatal(err)
+	}
+	storage.drain()
+	if !cached() {
+		t.Fatalf("the busy partition's batch after the yield is not cached: %+v", cache.Stats())
+	}
+	if _, err := appendBatch(t, storage, slow, stalled.record, 30); err != nil {
+		t.Fatalf("the dropped stream's batch appended whole: %v", err)
+	}
+	checkMessages(t, storage, slow, 0, 64)
+}

@@ -31,8 +31,9 @@ type DataShard struct {
 	shard   *Shard
 	storage *Storage
 	cache   *engine.Cache
-	// pinBlocked is the cache's PinBlocked count the tick last acted on.
-	pinBlocked uint64
+	// pinBlocked and loanBlocked are the cache's PinBlocked and
+	// LoanBlocked counts the tick last acted on.
+	pinBlocked, loanBlocked uint64
 	// drainTimer copies the cache's held journals a slice per loop turn
 	// while it has some (0: none waiting).
 	drainTimer TimerID

@@ -19,6 +19,13 @@ func (ds *DataShard) tick(time.Time) {
 			ds.pinBlocked = blocked
 			ds.shard.evacuateSpans()
 		}
+		if blocked := ds.cache.LoanBlocked(); blocked != ds.loanBlocked {
+			// A stream's client is slow and the region it is received
+			// into is the oldest record: the stream yields it (its request
+			// is then appended whole once it arrived).
+			ds.loanBlocked = blocked
+			ds.cache.YieldBlockingLoan()
+		}
 		ds.cache.Trim() // another shard may wait for the memory this one holds
 		ds.publishCache()
 	}
