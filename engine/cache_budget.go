@@ -111,9 +111,14 @@ type cacheArena struct {
 	// around a piece with trim's lowering and populate's raising of them,
 	// so a page the populator faults in after trim gave it back is given
 	// back again, and only while it is still not claimed.
-	claimed  atomic.Int64
-	ready    atomic.Int64
-	lock     sync.Mutex
+	claimed atomic.Int64
+	ready   atomic.Int64
+	lock    sync.Mutex
+	// stopping (under lock) makes the populator skip what is queued and
+	// give nothing back: the arena may stay mapped for sends and writes
+	// still reading it (Cache.Release with pins), whose bytes a late
+	// MADV_DONTNEED would zero.
+	stopping bool
 	requests chan int // claimed ends to fault in up to, by the shard's thread
 	stopped  chan struct{}
 	// populatorThread is the populator's thread id once it runs (tests).
@@ -214,7 +219,7 @@ func (a *cacheArena) populator() {
 // and waits for it.
 func (a *cacheArena) stopPopulator() {
 	a.lock.Lock()
-	a.claimed.Store(0) // the populator skips what it still has queued
+	a.stopping = true
 	a.ready.Store(0)
 	a.lock.Unlock()
 	if a.requests != nil {
@@ -231,10 +236,7 @@ func (a *cacheArena) stopPopulator() {
 // trim that lowered the bound meanwhile is honoured after the fact: what
 // the piece faulted in above it is given back again.
 func (a *cacheArena) populatePiece(target int) bool {
-	a.lock.Lock()
-	from := int(a.ready.Load())
-	to := min(from+cachePopulateBytes, target, int(a.claimed.Load()))
-	a.lock.Unlock()
+	from, to := a.pieceStart(target)
 	if to <= from {
 		return false
 	}
@@ -243,8 +245,30 @@ func (a *cacheArena) populatePiece(target int) bool {
 	// Pages are never written here (the shard may be copying into them):
 	// without it they fault in on the copies.
 	_ = unix.Madvise(a.data[from:to], unix.MADV_POPULATE_WRITE)
+	a.pieceEnd(from, to)
+	return true
+}
+
+// pieceStart returns the range the next piece faults in, empty when
+// there is none or the populator is stopping.
+func (a *cacheArena) pieceStart(target int) (from, to int) {
 	a.lock.Lock()
 	defer a.lock.Unlock()
+	from = int(a.ready.Load())
+	if a.stopping {
+		return from, from
+	}
+	return from, min(from+cachePopulateBytes, target, int(a.claimed.Load()))
+}
+
+// pieceEnd gives back what the piece [from, to) faulted in above a bound
+// a trim lowered meanwhile, and advances ready.
+func (a *cacheArena) pieceEnd(from, to int) {
+	a.lock.Lock()
+	defer a.lock.Unlock()
+	if a.stopping {
+		return
+	}
 	claimed := int(a.claimed.Load())
 	if claimed < to {
 		err := unix.Madvise(a.data[max(from, claimed):to], unix.MADV_DONTNEED)
@@ -253,7 +277,6 @@ func (a *cacheArena) populatePiece(target int) bool {
 	if int(a.ready.Load()) == from {
 		a.ready.Store(int64(min(to, claimed)))
 	}
-	return true
 }
 
 // unmap stops the populator, then unmaps the arena.

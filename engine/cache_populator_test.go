@@ -96,3 +96,33 @@ func TestReleaseWithPinsStopsThePopulator(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestStoppedPopulatorGivesNothingBack: a populator piece under way when
+// the populator stops (Cache.Release with pins: the arena stays mapped
+// for what still reads it) leaves the bytes the shard copied into its
+// range alone, and the stopped populator starts no further piece.
+func TestStoppedPopulatorGivesNothingBack(t *testing.T) {
+	arena, err := mapArena(4<<20, false)
+	if err != nil {
+		t.Skipf("no arena: %v", err)
+	}
+	defer arena.unmap()
+	arena.claimed.Store(1 << 20)
+	from, to := arena.pieceStart(1 << 20)
+	if to <= from {
+		t.Fatalf("no piece to fault in: [%d, %d)", from, to)
+	}
+	for index := from; index < to; index++ {
+		arena.data[index] = byte(index) | 1 // a record copied in ahead of the populator
+	}
+	arena.stopPopulator()
+	arena.pieceEnd(from, to)
+	for index := from; index < to; index++ {
+		if arena.data[index] != byte(index)|1 {
+			t.Fatalf("byte %d changed to %d after the populator stopped", index, arena.data[index])
+		}
+	}
+	if next, end := arena.pieceStart(1 << 20); end > next {
+		t.Fatalf("a stopped populator starts a piece [%d, %d)", next, end)
+	}
+}
