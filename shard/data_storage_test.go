@@ -24,19 +24,26 @@ func (h *dataHarness) storageCall(shard int, op *engine.Op) *engine.Op {
 	return op
 }
 
+// startDataWithFile starts a data plane and opens a fresh O_DIRECT file
+// of name through its first shard's storage.
+func startDataWithFile(t *testing.T, backend, name string) (*dataHarness, engine.File) {
+	t.Helper()
+	h := startData(t, backend, DataOptions{Directory: t.TempDir()})
+	path := filepath.Join(t.TempDir(), name)
+	open := h.storageCall(0, &engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate | engine.OpenDirect})
+	if open.Err != nil {
+		t.Fatal(open.Err)
+	}
+	return h, engine.File(open.Result)
+}
+
 // TestStorageLargeTransfers: a write and a read larger than the backend's
 // largest pooled buffer (so io_uring moves them through shorter bounce
 // buffers, in parts) come back whole, byte for byte; a read past the end
 // is short only at end of file.
 func TestStorageLargeTransfers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
-		h := startData(t, backend, DataOptions{Directory: t.TempDir()})
-		path := filepath.Join(t.TempDir(), "large")
-		open := h.storageCall(0, &engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate | engine.OpenDirect})
-		if open.Err != nil {
-			t.Fatal(open.Err)
-		}
-		file := engine.File(open.Result)
+		h, file := startDataWithFile(t, backend, "large")
 		size := frameBytesMax + 16<<20
 		data := alignedHeap(size)
 		random := rand.New(rand.NewPCG(7, 7))
@@ -76,13 +83,7 @@ func TestStorageLargeTransfers(t *testing.T) {
 // bytes read back whole on every backend.
 func TestStorageWritesInPlace(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
-		h := startData(t, backend, DataOptions{Directory: t.TempDir()})
-		path := filepath.Join(t.TempDir(), "in-place")
-		open := h.storageCall(0, &engine.Op{Code: engine.OpOpen, Path: path, Flags: engine.OpenCreate | engine.OpenDirect})
-		if open.Err != nil {
-			t.Fatal(open.Err)
-		}
-		file := engine.File(open.Result)
+		h, file := startDataWithFile(t, backend, "in-place")
 		size := frameBytesMax + 8<<20
 		mapped, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
