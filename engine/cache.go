@@ -248,8 +248,9 @@ func (c *Cache) claim(capacityBytes int) bool {
 	return true
 }
 
-// evict drops the oldest record, unless a send reads it in place: then
-// it counts the stopped eviction (pinBlocked) and returns false.
+// evict drops the oldest record, unless it is pinned: then it counts the
+// stopped eviction (loanBlocked for a lent region, else pinBlocked: a
+// send reads it in place) and returns false.
 func (c *Cache) evict() bool {
 	invariant.Assert(!c.empty(), "eviction has a record to drop")
 	oldest := &c.entries[c.sequenceTail%uint64(len(c.entries))]

@@ -53,16 +53,18 @@ func (c *Cache) LoanBlocked() uint64 { return c.loanBlocked }
 // YieldBlockingLoan asks the borrower of the oldest record, when it is a
 // region lent with a yield function, to end its loan. The shard calls it
 // from its tick, outside any other cache call, because yielding drops a
-// stream, which gives its region back.
+// stream, which gives its region back. A region is in yields only while
+// lent (endLoan deletes it), so the oldest record's sequence finds a
+// live loan or nothing (an empty or released cache).
 func (c *Cache) YieldBlockingLoan() {
-	if c.empty() {
+	tail := c.sequenceTail
+	yield, ok := c.yields[tail]
+	if !ok {
 		return
 	}
-	tail := c.sequenceTail
-	if yield, ok := c.yields[tail]; ok && c.entries[tail%uint64(len(c.entries))].journal == lentRegion {
-		delete(c.yields, tail) // once: a stream with a piece in flight ends when the piece does
-		yield()
-	}
+	invariant.Assert(c.entries[tail%uint64(len(c.entries))].journal == lentRegion, "a yield names a lent region")
+	delete(c.yields, tail) // once: a stream with a piece in flight ends when the piece does
+	yield()
 }
 
 // adoptJournal makes the batch written in a lent region, length bytes
