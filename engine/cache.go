@@ -55,10 +55,11 @@ type Cache struct {
 	pinBlocked uint64
 	// loanBlocked counts the evictions a lent region stopped; yields are
 	// the lent regions' yield functions (cache_lend.go).
-	loanBlocked uint64
-	yields      map[uint64]func()
-	failed      bool // mapping the arena failed: cache nothing
-	ahead       bool // a populator goroutine faults the arena in (PopulateAhead)
+	loanBlocked  uint64
+	loanBlocking uint64 // the region that stopped the last of them
+	yields       map[uint64]func()
+	failed       bool // mapping the arena failed: cache nothing
+	ahead        bool // a populator goroutine faults the arena in (PopulateAhead)
 	// held is a ring of journals whose batches wait for their copy, in
 	// sequence order; wake tells the shard to start draining it.
 	held     [cacheHeldMax]heldJournal
@@ -256,7 +257,8 @@ func (c *Cache) evict() bool {
 	oldest := &c.entries[c.sequenceTail%uint64(len(c.entries))]
 	if oldest.pins > 0 {
 		if oldest.journal == lentRegion {
-			c.loanBlocked++ // copying sends out would not free it: its borrower yields it
+			c.loanBlocked++
+			c.loanBlocking = oldest.sequence // copying sends out would not free it: its borrower yields it
 		} else {
 			c.pinBlocked++
 		}
@@ -367,6 +369,7 @@ func (c *Cache) Release() {
 	}
 	unmapEntries(c.entries)
 	c.entries, c.failed = nil, true
+	c.yields = nil // a loan that never ends (its partition stopped) keeps no closure alive
 }
 
 // cachedBatch is a partition's view of one of its batches in the cache.

@@ -50,20 +50,19 @@ func (c *Cache) lendJournal(length int, yield func()) ([]byte, uint64, bool) {
 // when it grows, the shard calls YieldBlockingLoan.
 func (c *Cache) LoanBlocked() uint64 { return c.loanBlocked }
 
-// YieldBlockingLoan asks the borrower of the oldest record, when it is a
-// region lent with a yield function, to end its loan. The shard calls it
-// from its tick, outside any other cache call, because yielding drops a
-// stream, which gives its region back. A region is in yields only while
-// lent (endLoan deletes it), so the oldest record's sequence finds a
-// live loan or nothing (an empty or released cache).
+// YieldBlockingLoan asks the borrower of the region that last stopped an
+// eviction, when it was lent with a yield function and is lent still,
+// to end its loan. The shard calls it from its tick, outside any other
+// cache call, because yielding drops a stream, which gives its region
+// back. A region is in yields only while lent (endLoan deletes it).
 func (c *Cache) YieldBlockingLoan() {
-	tail := c.sequenceTail
-	yield, ok := c.yields[tail]
+	region := c.loanBlocking
+	yield, ok := c.yields[region]
 	if !ok {
-		return
+		return // its loan ended meanwhile, or it has no yield
 	}
-	invariant.Assert(c.entries[tail%uint64(len(c.entries))].journal == lentRegion, "a yield names a lent region")
-	delete(c.yields, tail) // once: a stream with a piece in flight ends when the piece does
+	invariant.Assert(c.entries[region%uint64(len(c.entries))].journal == lentRegion, "a yield names a lent region")
+	delete(c.yields, region) // once: a stream with a piece in flight ends when the piece does
 	yield()
 }
 

@@ -23,7 +23,8 @@ type loan struct {
 // region by nothing; every other record keeps its bytes (the cache
 // model); the pin count is the number of loans out, and evictions a
 // loan stopped never count as pin-blocked (copying sends out would not
-// free them). Another cache's claims put the shared budget under
+// free them); the loan that stopped one is the one asked to yield, once.
+// Another cache's claims put the shared budget under
 // pressure now and then, so Trim meets loans too. Release with a loan out keeps the region writable and the
 // loan's end after it is harmless.
 func TestCacheLendsRegions(t *testing.T) {
@@ -34,12 +35,17 @@ func TestCacheLendsRegions(t *testing.T) {
 		cache.SetWake(func() {})
 		want := map[uint64][]byte{}
 		var loans []*loan
-		adopted, dropped, refused := 0, 0, 0
+		var yielded []uint64
+		adopted, dropped, refused, blockedSeen := 0, 0, 0, uint64(0)
 		for step := range 4000 {
 			switch choice := random.IntN(10); {
 			case choice < 3 && len(loans) < 3:
 				length := blockBytes * (1 + random.IntN(cache.recordBytesMax()/blockBytes))
-				data, region, ok := cache.lendJournal(length, nil)
+				var l *loan
+				data, region, ok := cache.lendJournal(length, func() { // the borrower gives it back next
+					l.steps = 1
+					yielded = append(yielded, l.region)
+				})
 				if !ok {
 					refused++
 					break
@@ -47,7 +53,7 @@ func TestCacheLendsRegions(t *testing.T) {
 				if !aligned(data) || len(data) != length {
 					t.Fatalf("seed %d step %d: lent %d bytes (aligned %v) for %d", seed, step, len(data), aligned(data), length)
 				}
-				l := &loan{data: data, region: region, fill: byte(step) | 1, steps: 1 + random.IntN(60)}
+				l = &loan{data: data, region: region, fill: byte(step) | 1, steps: 1 + random.IntN(60)}
 				for index := range data {
 					data[index] = l.fill
 				}
@@ -65,6 +71,24 @@ func TestCacheLendsRegions(t *testing.T) {
 					}
 				}
 				cache.Drain(random.IntN(64 << 10))
+			}
+			if step%300 == 299 { // budget pressure: Trim stops at loans in the way
+				other := NewCache(budget, 2)
+				_, _ = other.insert(make([]byte, other.recordBytesMax()))
+				cache.Trim()
+				other.Release()
+			}
+			if blocked := cache.LoanBlocked(); blocked != blockedSeen {
+				// The loan that stopped an eviction is the oldest record and
+				// stays so until it ends: the yield goes to it, once.
+				blockedSeen = blocked
+				before, oldest := len(yielded), cache.sequenceTail
+				cache.YieldBlockingLoan()
+				cache.YieldBlockingLoan()
+				if len(yielded) != before+1 || yielded[before] != oldest {
+					t.Fatalf("seed %d step %d: yields %v after %d, want one to the oldest record %d", seed, step,
+						yielded[before:], before, oldest)
+				}
 			}
 			kept := loans[:0]
 			for _, l := range loans {
@@ -87,12 +111,6 @@ func TestCacheLendsRegions(t *testing.T) {
 				adopted++
 			}
 			loans = kept
-			if step%300 == 299 { // budget pressure: Trim stops at loans in the way
-				other := NewCache(budget, 2)
-				_, _ = other.insert(make([]byte, other.recordBytesMax()))
-				cache.Trim()
-				other.Release()
-			}
 			for sequence := range want {
 				if cache.get(sequence) == nil {
 					delete(want, sequence) // evicted: the model checks only the living
@@ -106,9 +124,9 @@ func TestCacheLendsRegions(t *testing.T) {
 					stats.PinnedCount, stats.PinBlocked, len(loans))
 			}
 		}
-		if adopted == 0 || dropped == 0 || refused == 0 || cache.Stats().EvictedCount == 0 || cache.LoanBlocked() == 0 {
-			t.Fatalf("seed %d: %d adopted, %d dropped, %d refused, %d evicted, %d stopped by loans: want some of each",
-				seed, adopted, dropped, refused, cache.Stats().EvictedCount, cache.LoanBlocked())
+		if adopted == 0 || dropped == 0 || refused == 0 || cache.Stats().EvictedCount == 0 || len(yielded) == 0 {
+			t.Fatalf("seed %d: %d adopted, %d dropped, %d refused, %d evicted, %d yields: want some of each",
+				seed, adopted, dropped, refused, cache.Stats().EvictedCount, len(yielded))
 		}
 		data, region, ok := cache.lendJournal(blockBytes, nil)
 		for !ok { // the ring may be full of loans' records: free one by one
