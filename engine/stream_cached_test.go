@@ -10,6 +10,18 @@ import (
 	"github.com/whippetio/whippet/engine/enginetest"
 )
 
+// drainedCache returns in-memory storage and a one-shard cache of
+// budgetBytes that holds written journals for a drain, as a shard's does.
+func drainedCache(t *testing.T, seed uint64, budgetBytes int64, wake func()) (*enginetest.MemStorage, memBackend,
+	*engine.Cache) {
+	t.Helper()
+	mem := enginetest.NewMemStorage(seed)
+	cache := engine.NewCache(engine.NewCacheBudget(budgetBytes), 1)
+	t.Cleanup(cache.Release)
+	cache.SetWake(wake)
+	return mem, memBackend{mem}, cache
+}
+
 // TestLargeBatchesCachedWithoutCopy: in a partition whose shard drains
 // its cache (SetWake), a batch streamed or written in pieces is received
 // into a region of the cache's arena and, once written, is its record
@@ -21,12 +33,8 @@ import (
 // midway caches nothing and leaves no pin, the next one is cached again,
 // a failed piece write leaves no pin either, and Close leaves none.
 func TestLargeBatchesCachedWithoutCopy(t *testing.T) {
-	mem := enginetest.NewMemStorage(31)
-	storage := memBackend{mem}
-	cache := engine.NewCache(engine.NewCacheBudget(64<<20), 1)
-	t.Cleanup(cache.Release)
 	wakes := 0
-	cache.SetWake(func() { wakes++ })
+	mem, storage, cache := drainedCache(t, 31, 64<<20, func() { wakes++ })
 	options := testOptions()
 	options.Cache, options.SegmentBytes = cache, 1<<30
 	p := mustOpen(t, storage, options)
@@ -135,11 +143,7 @@ func TestLargeBatchesCachedWithoutCopy(t *testing.T) {
 // ends with it: the batch is not cached, and no pin is left on the
 // region to stop the shard's cache from evicting past it for good.
 func TestLentRegionEndsWhenItsSyncFails(t *testing.T) {
-	mem := enginetest.NewMemStorage(32)
-	storage := memBackend{mem}
-	cache := engine.NewCache(engine.NewCacheBudget(64<<20), 1)
-	t.Cleanup(cache.Release)
-	cache.SetWake(func() {})
+	mem, storage, cache := drainedCache(t, 32, 64<<20, func() {})
 	options := testOptions()
 	options.Cache, options.SegmentBytes, options.Durability = cache, 1<<30, engine.DurabilityPersisted
 	p := mustOpen(t, storage, options)
@@ -174,11 +178,7 @@ func TestLentRegionEndsWhenItsSyncFails(t *testing.T) {
 // other partition's next batch is cached again. Method: a 4 MiB cache,
 // 768 KB streamed batches on the second partition.
 func TestSlowStreamYieldsItsRegion(t *testing.T) {
-	mem := enginetest.NewMemStorage(33)
-	storage := memBackend{mem}
-	cache := engine.NewCache(engine.NewCacheBudget(4<<20), 1)
-	t.Cleanup(cache.Release)
-	cache.SetWake(func() {})
+	mem, storage, cache := drainedCache(t, 33, 4<<20, func() {})
 	open := func(directory string) *engine.Partition {
 		options := testOptions()
 		options.Directory, options.Cache, options.SegmentBytes = directory, cache, 1<<30
