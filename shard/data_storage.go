@@ -190,11 +190,7 @@ func (s *Storage) begin(so *storageOp) error {
 	case engine.OpRead:
 		err = s.shard.ReadAt(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), &so.file)
 	case engine.OpWrite:
-		write := s.shard.WriteAt
-		if op.InPlace {
-			write = s.shard.WriteAtInPlace
-		}
-		err = write(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), &so.file)
+		err = s.shard.WriteAt(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), op.InPlace, &so.file)
 	case engine.OpSync:
 		err = s.shard.Fdatasync(fd, &so.file)
 	default:

@@ -256,15 +256,15 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 	}
 	write2.Done = func(op *FileOp) {
 		if !fail(op, "write heap") && op.Result == len(heap) {
-			_ = sh.WriteAtInPlace(fd, mapped, int64(len(pooled)+len(heap)), &write3)
+			_ = sh.WriteAt(fd, mapped, int64(len(pooled)+len(heap)), true, &write3)
 		}
 	}
 	write1.Done = func(op *FileOp) {
 		if !fail(op, "write pooled") && op.Result == len(pooled) {
-			_ = sh.WriteAt(fd, heap, int64(len(pooled)), &write2)
+			_ = sh.WriteAt(fd, heap, int64(len(pooled)), false, &write2)
 		}
 	}
-	_ = sh.WriteAt(fd, pooled, 0, &write1)
+	_ = sh.WriteAt(fd, pooled, 0, false, &write1)
 }
 
 // TestBackendChoice: auto takes io_uring when the probe allows it and

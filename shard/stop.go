@@ -116,25 +116,20 @@ func (sh *Shard) ReadAt(fd int, buf []byte, position int64, op *FileOp) error {
 	return sh.backend.Read(fd, buf, position, token)
 }
 
-// WriteAt writes a prefix of buf to fd at position.
-func (sh *Shard) WriteAt(fd int, buf []byte, position int64, op *FileOp) error {
+// WriteAt writes a prefix of buf to fd at position. With inPlace, buf
+// lies outside the Go heap and the caller keeps it unchanged and mapped
+// until op completes, so the kernel reads it without a bounce copy
+// (Backend.WriteInPlace).
+func (sh *Shard) WriteAt(fd int, buf []byte, position int64, inPlace bool, op *FileOp) error {
 	op.kind = FileWrite
 	token, err := sh.startFileOp(op, buf)
 	if err != nil {
 		return err
+	}
+	if inPlace {
+		return sh.backend.WriteInPlace(fd, buf, position, token)
 	}
 	return sh.backend.Write(fd, buf, position, token)
-}
-
-// WriteAtInPlace is WriteAt for buf outside the Go heap that the caller
-// keeps unchanged and mapped until op completes (Backend.WriteInPlace).
-func (sh *Shard) WriteAtInPlace(fd int, buf []byte, position int64, op *FileOp) error {
-	op.kind = FileWrite
-	token, err := sh.startFileOp(op, buf)
-	if err != nil {
-		return err
-	}
-	return sh.backend.WriteInPlace(fd, buf, position, token)
 }
 
 // Fdatasync flushes fd's data and the metadata needed to read it back
