@@ -135,6 +135,60 @@ func TestStreamedSendStalledDoesNotHoldFlushOrPurge(t *testing.T) {
 	}
 }
 
+// TestStreamedSendStalledYieldsItsCacheRegion: a client that stops in the
+// middle of a streamed send holds the cache region its batch is received
+// into; once another partition's sends come round the shard's 8 MiB
+// cache to that region, the tick drops the stalled stream, with nothing
+// else waiting on its partition, and the request, once whole, is
+// appended whole. Method: the cache evicts nothing while the region is
+// its oldest record, so the first eviction the shard counts, with the
+// client still holding half of its frame back, shows the yield.
+func TestStreamedSendStalledYieldsItsCacheRegion(t *testing.T) {
+	cpus := skipUnlessTwoShards(t, BackendIOURing)
+	server := serveForTest(t, ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: BackendIOURing,
+		Listen: "127.0.0.1:0"}, DataPath: t.TempDir(), Durability: 1 /* written */, Logger: testLogger(),
+		CacheBytes: 8 << 20})
+	random := rand.New(rand.NewPCG(15, 16))
+	slow, busy := dialMove(t, server, 60), dialMove(t, server, 61)
+	slow.setup(2)
+	frame := slow.sendFrame(largeBatch(0), wire.PartitionID(0))
+	slow.writeSlowly(frame[:len(frame)/2], random)
+	waitStreams(t, server, 1)
+	evicted := func() (count uint64) {
+		for _, sh := range server.Runtime().shards {
+			count += sh.Stats().CacheEvicted
+		}
+		return count
+	}
+	// The stalled region is the cache's oldest record: until it goes, the
+	// cache evicts nothing and the busy partition's batches go uncached.
+	deadline := time.Now().Add(10 * time.Second) // a tick comes every 10 ms, and publishes the cache's counts
+	for round := 0; evicted() == 0; round++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d MB through an 8 MiB cache and nothing was evicted past the stalled stream's region", round)
+		}
+		if round < 40 {
+			if status, _ := busy.sendLarge(largeBatch(1000*round), wire.PartitionID(1), nil); status != wire.StatusOK {
+				t.Fatalf("busy send %d: %v", round, status)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, aborted := streamCounters(server); aborted != 0 {
+		t.Fatalf("%d streams dropped by the front before the stalled client went on", aborted)
+	}
+	slow.writeSlowly(frame[len(frame)/2:], random)
+	if status, base := slow.readSend(); status != wire.StatusOK || base != 0 {
+		t.Fatalf("the stalled send, once whole: %v at %d", status, base)
+	}
+	if _, aborted := streamCounters(server); aborted != 1 {
+		t.Fatalf("%d streams counted dropped, want the stalled one", aborted)
+	}
+	if payloads := slow.pollAll(0); len(payloads) != 1000 || payloads[999] != "m000000999" {
+		t.Fatalf("partition 0 holds %d messages", len(payloads))
+	}
+}
+
 // smallBatch encodes count messages of 100 bytes whose payloads name
 // serial .. serial+count-1.
 func smallBatch(serial, count int) []byte {
