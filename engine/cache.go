@@ -129,11 +129,18 @@ func NewCache(budget *CacheBudget, shardCount int) *Cache {
 // too much of what the shard's other partitions wrote.
 func (c *Cache) recordBytesMax() int { return max(c.fairBytes/4, int(c.budget.chunkBytes)) }
 
+// takes reports whether the cache takes a record of length bytes: one
+// that is not empty, leaves room for the shard's other partitions
+// (recordBytesMax), and fits the budget at all.
+func (c *Cache) takes(length int) bool {
+	return !c.failed && length > 0 && length <= c.recordBytesMax() && int64(length) <= c.budget.limitBytes
+}
+
 // insert copies record into the arena and returns its sequence, or false
 // when the cache cannot hold it (too large, no memory).
 func (c *Cache) insert(record []byte) (uint64, bool) {
 	length := len(record)
-	if c.failed || length == 0 || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes {
+	if !c.takes(length) {
 		return 0, false
 	}
 	c.Trim()

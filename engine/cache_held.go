@@ -34,7 +34,7 @@ func (c *Cache) hold(data []byte, release func([]byte), batches []journalBatch) 
 	first := c.sequenceHead
 	for index := range batches {
 		batch := &batches[index]
-		if batch.length == 0 || batch.length > c.recordBytesMax() || int64(batch.length) > c.budget.limitBytes {
+		if !c.takes(batch.length) {
 			return c.unhold(first)
 		}
 		at, ok := c.reserve(batch.length)

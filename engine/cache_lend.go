@@ -25,7 +25,7 @@ const lentRegion int32 = -2
 // (YieldBlockingLoan).
 func (c *Cache) lendJournal(length int, yield func()) ([]byte, uint64, bool) {
 	invariant.Assert(length > 0 && length%blockBytes == 0, "a lent region is whole blocks")
-	if c.failed || length > c.recordBytesMax() || int64(length) > c.budget.limitBytes {
+	if !c.takes(length) {
 		return nil, 0, false
 	}
 	c.Trim()
