@@ -86,14 +86,24 @@ func (c *Cache) adoptJournal(region uint64, from, length int) {
 }
 
 // dropJournal ends a loan whose batch is not cached: the region dies
-// empty.
+// empty, and its room comes back at once when it is the newest record
+// (a stream dropped while others wait behind it leaves a gap until
+// eviction reaches it).
 func (c *Cache) dropJournal(region uint64) {
 	entry := c.endLoan(region)
 	if entry == nil {
 		return
 	}
 	c.liveBytes -= int64(entry.length)
+	newest := region+1 == c.sequenceHead && c.head == entry.at+entry.length
 	entry.length = 0
+	switch {
+	case newest && region == c.sequenceTail: // the only record: the cache is empty again
+		c.sequenceTail++
+		c.head, c.wrapEnd = 0, 0
+	case newest:
+		c.head = entry.at // older records lie below it, or above head when wrapped
+	}
 }
 
 // endLoan unpins a lent region and returns its entry, or nil when the

@@ -149,3 +149,48 @@ func TestCacheLendsRegions(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheDroppedNewestRegionGivesItsRoomBack: a dropped region that is
+// the newest record gives its room back at once, so the next loan takes
+// the same memory; dropped as the only record, it leaves the cache
+// empty; a dropped region with newer records behind it keeps its place
+// until eviction reaches it. No drop counts as an eviction.
+func TestCacheDroppedNewestRegionGivesItsRoomBack(t *testing.T) {
+	cache := NewCache(NewCacheBudget(8<<20), 1)
+	defer cache.Release()
+	lend := func() ([]byte, uint64) {
+		t.Helper()
+		data, region, ok := cache.lendJournal(64<<10, nil)
+		if !ok {
+			t.Fatal("an idle 8 MiB cache refused a 64 KiB loan")
+		}
+		return data, region
+	}
+	only, region := lend()
+	cache.dropJournal(region)
+	if stats := cache.Stats(); stats.Records != 0 || cache.head != 0 {
+		t.Fatalf("after dropping the only record: %d records, head %d", stats.Records, cache.head)
+	}
+	older, olderRegion := lend()
+	if &older[0] != &only[0] {
+		t.Fatal("the loan after an emptied cache does not start at the arena's start")
+	}
+	newest, newestRegion := lend()
+	cache.dropJournal(newestRegion)
+	again, againRegion := lend()
+	if &again[0] != &newest[0] {
+		t.Fatal("a dropped newest region's room was not taken by the next loan")
+	}
+	middle, middleRegion := lend()
+	cache.dropJournal(againRegion) // not the newest: its room waits for eviction
+	next, nextRegion := lend()
+	if &next[0] == &again[0] || &next[0] == &middle[0] {
+		t.Fatal("a loan took room still held by another region")
+	}
+	cache.adoptJournal(olderRegion, 0, 1)
+	cache.dropJournal(middleRegion)
+	cache.dropJournal(nextRegion)
+	if stats := cache.Stats(); stats.EvictedCount != 0 || stats.PinnedCount != 0 || stats.Bytes != 1 {
+		t.Fatalf("after the drops: %+v; want no eviction, no pin, the one adopted byte", stats)
+	}
+}
