@@ -102,7 +102,13 @@ func (c *Cache) dropJournal(region uint64) {
 		c.sequenceTail++
 		c.head, c.wrapEnd = 0, 0
 	case newest:
-		c.head = entry.at // older records lie below it, or above head when wrapped
+		// The record goes as unhold's do: left empty at head, it would
+		// look wrapped (its position at head) once eviction reached it.
+		// Older records lie below it, or above head when wrapped. Its
+		// sequence is not the one YieldBlockingLoan names: that was
+		// the oldest record when it blocked.
+		c.sequenceHead = region
+		c.head = entry.at
 	}
 }
 

@@ -194,3 +194,31 @@ func TestCacheDroppedNewestRegionGivesItsRoomBack(t *testing.T) {
 		t.Fatalf("after the drops: %+v; want no eviction, no pin, the one adopted byte", stats)
 	}
 }
+
+// TestCacheDroppedNewestRegionLeavesNoEmptyRecordAtHead: a dropped newest
+// region behind a live record gives its room back without leaving an
+// empty record where head now is: once eviction reaches it, the ring
+// would look wrapped (its oldest record at head) and a shrink would stop
+// with head above the capacity it gave back.
+func TestCacheDroppedNewestRegionLeavesNoEmptyRecordAtHead(t *testing.T) {
+	cache := NewCache(NewCacheBudget(8<<20), 1)
+	defer cache.Release()
+	_, older, ok := cache.lendJournal(64<<10, nil)
+	if !ok {
+		t.Fatal("an idle 8 MiB cache refused a 64 KiB loan")
+	}
+	cache.adoptJournal(older, 0, 64<<10)
+	_, newest, ok := cache.lendJournal(64<<10, nil)
+	if !ok {
+		t.Fatal("an 8 MiB cache holding 64 KiB refused a 64 KiB loan")
+	}
+	cache.dropJournal(newest)
+	cache.shrink(int(cache.budget.chunkBytes))
+	if cache.wrapped() || cache.head > cache.capacityBytes {
+		t.Fatalf("after a shrink to %d bytes: wrapped %v, head %d, %+v", cache.capacityBytes, cache.wrapped(),
+			cache.head, cache.Stats())
+	}
+	if stats := cache.Stats(); stats.Records != 0 || stats.Bytes != 0 {
+		t.Fatalf("after evicting the one live record: %+v; want an empty cache", stats)
+	}
+}
