@@ -76,7 +76,7 @@ func (c *Cache) adoptJournal(region uint64, from, length int) {
 		return // released meanwhile: the sequence is dead
 	}
 	invariant.Assert(from+length <= entry.length, "the adopted batch lies in its region")
-	newest := region+1 == c.sequenceHead && c.head == entry.at+entry.length
+	newest := c.newest(region, entry)
 	c.liveBytes += int64(length - entry.length)
 	entry.at += from
 	entry.length = length
@@ -95,7 +95,7 @@ func (c *Cache) dropJournal(region uint64) {
 		return
 	}
 	c.liveBytes -= int64(entry.length)
-	newest := region+1 == c.sequenceHead && c.head == entry.at+entry.length
+	newest := c.newest(region, entry)
 	entry.length = 0
 	switch {
 	case newest && region == c.sequenceTail: // the only record: the cache is empty again
@@ -110,6 +110,12 @@ func (c *Cache) dropJournal(region uint64) {
 		c.sequenceHead = region
 		c.head = entry.at
 	}
+}
+
+// newest reports whether region, of entry, is the newest record and
+// ends at head (a failed hold after it moves no head back: unhold).
+func (c *Cache) newest(region uint64, entry *cacheEntry) bool {
+	return region+1 == c.sequenceHead && c.head == entry.at+entry.length
 }
 
 // endLoan unpins a lent region and returns its entry, or nil when the
