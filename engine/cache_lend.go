@@ -25,7 +25,7 @@ const lentRegion int32 = -2
 // (YieldBlockingLoan).
 func (c *Cache) lendJournal(length int, yield func()) ([]byte, uint64, bool) {
 	invariant.Assert(length > 0 && length%blockBytes == 0, "a lent region is whole blocks")
-	if !c.takes(length) {
+	if !c.takes(length + blockBytes - 1) { // what reserve takes, alignment included
 		return nil, 0, false
 	}
 	c.Trim()
