@@ -38,23 +38,33 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }
 
-// TestTLS: with Options.TLS the same frames travel inside a verified TLS
-// session whose server name defaults to the host of the address.
-func TestTLS(t *testing.T) {
+// dialOverTLS listens on loopback behind a self-signed certificate, hands
+// the TLS listener to serve, and returns a client dialled to it with
+// that certificate trusted, and the options it was dialled with.
+func dialOverTLS(t *testing.T, serve func(net.Listener)) (*Client, Options) {
+	t.Helper()
 	certificate, pool := selfSigned(t)
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen on loopback: %v", err)
 	}
-	secure := tls.NewListener(plain, &tls.Config{Certificates: []tls.Certificate{certificate}})
-	startPeerOn(t, secure, func(_ int, frame []byte) ([][]byte, bool) { return [][]byte{replyFrame(t, frame, nil)}, false })
+	serve(tls.NewListener(plain, &tls.Config{Certificates: []tls.Certificate{certificate}}))
 	options := testOptions(plain.Addr().String())
 	options.TLS = &tls.Config{RootCAs: pool}
 	client, err := Dial(testContext(t), options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { _ = client.Close() })
+	return client, options
+}
+
+// TestTLS: with Options.TLS the same frames travel inside a verified TLS
+// session whose server name defaults to the host of the address.
+func TestTLS(t *testing.T) {
+	client, options := dialOverTLS(t, func(secure net.Listener) {
+		startPeerOn(t, secure, func(_ int, frame []byte) ([][]byte, bool) { return [][]byte{replyFrame(t, frame, nil)}, false })
+	})
 	if err := client.Ping(testContext(t)); err != nil {
 		t.Fatalf("ping over TLS: %v", err)
 	}

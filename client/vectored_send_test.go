@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -128,19 +127,8 @@ func TestVectoredSendFrames(t *testing.T) {
 // TestVectoredSendOverTLS: through TLS (no writev) large batches are
 // copied into one frame, and the frames are the same.
 func TestVectoredSendOverTLS(t *testing.T) {
-	certificate, pool := selfSigned(t)
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen on loopback: %v", err)
-	}
-	_, received := recordingPeer(t, tls.NewListener(plain, &tls.Config{Certificates: []tls.Certificate{certificate}}))
-	options := testOptions(plain.Addr().String())
-	options.TLS = &tls.Config{RootCAs: pool}
-	client, err := Dial(testContext(t), options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	var received func() [][]byte
+	client, _ := dialOverTLS(t, func(secure net.Listener) { _, received = recordingPeer(t, secure) })
 	if sendAndCompare(t, client, received) {
 		t.Fatal("a batch was written from a vector through TLS")
 	}
