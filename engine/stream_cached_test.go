@@ -232,3 +232,47 @@ func TestSlowStreamYieldsItsRegion(t *testing.T) {
 	}
 	checkMessages(t, storage, slow, 0, 64)
 }
+
+// TestStoppedPartitionsStreamAbortGivesItsRegionBack: a partition that
+// stops (a consumer offset's fdatasync fails) while a stream is received
+// into a lent region answers the stream's next feed with its fatal error
+// and drops nothing itself; the region stays lent until the stream's
+// owner aborts it, which gives it back.
+func TestStoppedPartitionsStreamAbortGivesItsRegionBack(t *testing.T) {
+	mem, storage, cache := drainedCache(t, 34, 64<<20, func() {})
+	options := testOptions()
+	options.Cache, options.SegmentBytes, options.Durability = cache, 1<<30, engine.DurabilityPersisted
+	p := mustOpen(t, storage, options)
+	serial := uint64(0)
+	if _, err := appendBatch(t, storage, p, enginetest.Batch(1, randomMessages(newRandom(34), &serial, 3, 700)...), 10); err != nil {
+		t.Fatal(err)
+	}
+	cache.Drain(1 << 62)
+	stream := openStream(t, mem, p, enginetest.Batch(2, largeMessages(&serial, 64)...), 5)
+	if err := stream.feed(len(stream.record) / 2); err != nil {
+		t.Fatal(err)
+	}
+	storage.drain()
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpSync {
+			return syscall.EIO
+		}
+		return nil
+	}
+	stored := &engine.OffsetOp{Consumer: engine.Consumer{Kind: engine.ConsumerSingle, ID: 1}, Offset: 1,
+		Done: func(*engine.OffsetOp) {}}
+	if err := p.StoreOffset(stored); err != nil {
+		t.Fatal(err)
+	}
+	storage.drain()
+	if err := p.StreamFeed(stream.id, stream.record[:len(stream.record)-1]); !engine.IsFatal(err) ||
+		cache.Stats().PinnedCount != 1 {
+		t.Fatalf("a feed after the partition stopped: %v, %d pins; want the fatal error, the region still lent", err,
+			cache.Stats().PinnedCount)
+	}
+	p.StreamAbort(stream.id)
+	storage.drain()
+	if stats := cache.Stats(); stats.PinnedCount != 0 {
+		t.Fatalf("after the abort: %d pins; want the region back", stats.PinnedCount)
+	}
+}

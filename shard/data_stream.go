@@ -65,13 +65,16 @@ func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
 	if p == nil || p.state != partitionOpen || p.stream != id {
 		return // closing or gone (the engine dropped the stream), or ended
 	}
-	p.part.StreamAbort(p.streamEngine)
 	ds.streamDropped(p)
 }
 
 // streamDropped ends the partition's stream, which stored nothing: its
 // request is appended whole, answered with the batch's fault, or gone.
+// The engine's stream ends too, if a feed's error left it receiving (a
+// partition that stopped answers p.fatal and drops nothing): its journal
+// may be a region the shard's cache lent.
 func (ds *DataShard) streamDropped(p *dataPartition) {
+	p.part.StreamAbort(p.streamEngine)
 	p.stream = 0
 	bump(&ds.shard.stats.streamsAborted, 1)
 	ds.schedule(p) // appends parked behind the stream may run
