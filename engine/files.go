@@ -231,7 +231,7 @@ func (t *FileTable) Submit(op *Op) {
 	switch op.Code {
 	case OpOpen:
 		t.open(op)
-	case OpClose, OpRead, OpWrite, OpSync, OpSize, OpTruncate:
+	case OpClose, OpRead, OpWrite, OpSync, OpSize, OpTruncate, OpAllocate:
 		t.onFile(op)
 	case OpRemove, OpRename:
 		w := t.get(op, 0)

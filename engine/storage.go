@@ -32,6 +32,12 @@ const (
 	// OpRename renames Path to Target, replacing Target atomically; the
 	// change is durable after an OpSync of the directory.
 	OpRename
+	// OpAllocate allocates File's space up to Position bytes (fallocate,
+	// mode 0): blocks never written read as zeros, written ones keep
+	// their bytes, and a shorter file grows to Position. The change is
+	// durable after an OpSync of the file. A file system that cannot
+	// allocate fails it with EOPNOTSUPP.
+	OpAllocate
 )
 
 // OpenFlags select how OpOpen opens a file.

@@ -190,6 +190,35 @@ func TestOwnedWrite(t *testing.T) {
 	}
 }
 
+// TestFallocate allocates a file's space through the ring: the file grows
+// to the allocated end, the range reads as zeros and written bytes stay.
+func TestFallocate(t *testing.T) {
+	r := newTestRing(t, Options{SQEntries: 8})
+	fd, name := openDirect(t)
+	if err := os.WriteFile(name, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const size = 3 << 20
+	sqe := mustSQE(t, r)
+	sqe.PrepFallocate(fd, 0, 0, size)
+	sqe.SetUserData(9)
+	var others []CQE
+	cqe := waitFor(t, r, 9, &others)
+	if cqe.Err() == unix.EOPNOTSUPP {
+		t.Skip("the test directory's file system has no fallocate (EOPNOTSUPP)")
+	}
+	if cqe.Res != 0 {
+		t.Fatalf("fallocate: res %d (%v)", cqe.Res, cqe.Err())
+	}
+	allocated, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(allocated) != size || string(allocated[:4]) != "kept" || !bytes.Equal(allocated[4:], make([]byte, size-4)) {
+		t.Fatalf("the file holds %d bytes starting %q, want %d: the written bytes, then zeros", len(allocated), allocated[:4], size)
+	}
+}
+
 // TestLinkBreaksOnFailure checks the negative space of links: when the
 // first op fails, the linked one is cancelled with ECANCELED, not run.
 func TestLinkBreaksOnFailure(t *testing.T) {

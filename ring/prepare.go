@@ -96,6 +96,13 @@ func (s *SQE) PrepFsync(fd int32, flags uint32) {
 	s.opFlags = flags
 }
 
+// PrepFallocate allocates fd's space [offset, offset+length) with
+// fallocate(2) mode flags (0: allocate, growing the file's size).
+// liburing: io_uring_prep_fallocate.
+func (s *SQE) PrepFallocate(fd int32, mode uint32, offset, length uint64) {
+	s.prepRW(OpFallocate, fd, length, mode, offset)
+}
+
 // PrepSend sends [start, end) of b. liburing: io_uring_prep_send.
 func (s *SQE) PrepSend(fd int32, b Buf, start, end int, msgFlags int) {
 	s.prepRW(OpSend, fd, b.pool.lend(b, start, end), uint32(end-start), 0)

@@ -71,6 +71,10 @@ type Backend interface {
 	// Fdatasync flushes a file's data, and the metadata needed to read it
 	// back (its size), to stable storage (fdatasync(2)).
 	Fdatasync(fd int, token uint64) error
+	// Fallocate allocates a file's space up to size bytes (fallocate(2)
+	// mode 0 over [0, size)), growing a shorter file to size; blocks
+	// never written read as zeros.
+	Fallocate(fd int, size int64, token uint64) error
 	// Timeout completes after d with Errno ETIME.
 	Timeout(d time.Duration, token uint64) error
 	// Cancel ends the op started with token on fd; it completes (finally)

@@ -28,6 +28,7 @@ func (f *fakeBackend) Read(int, []byte, int64, uint64) error         { return ni
 func (f *fakeBackend) Write(int, []byte, int64, uint64) error        { return nil }
 func (f *fakeBackend) WriteInPlace(int, []byte, int64, uint64) error { return nil }
 func (f *fakeBackend) Fdatasync(int, uint64) error                   { return nil }
+func (f *fakeBackend) Fallocate(int, int64, uint64) error            { return nil }
 func (f *fakeBackend) Timeout(time.Duration, uint64) error           { return nil }
 func (f *fakeBackend) Wait([]Completion, time.Duration) (int, error) { return 0, nil }
 func (f *fakeBackend) Wake(Backend) error                            { return nil }

@@ -140,7 +140,7 @@ func (s *Storage) Pending() int {
 // onBackend tells data-path ops (the backend's) from namespace ops.
 func (s *Storage) onBackend(op *engine.Op) bool {
 	switch op.Code {
-	case engine.OpRead, engine.OpWrite:
+	case engine.OpRead, engine.OpWrite, engine.OpAllocate:
 		return true
 	case engine.OpSync:
 		return op.Flags&engine.OpenDirectory == 0
@@ -193,8 +193,10 @@ func (s *Storage) begin(so *storageOp) error {
 		err = s.shard.WriteAt(fd, op.Buffer[so.moved:], op.Position+int64(so.moved), op.InPlace, &so.file)
 	case engine.OpSync:
 		err = s.shard.Fdatasync(fd, &so.file)
+	case engine.OpAllocate:
+		err = s.shard.Fallocate(fd, op.Position, &so.file)
 	default:
-		invariant.Assert(false, "backend op is a read, write or sync")
+		invariant.Assert(false, "backend op is a read, write, sync or allocate")
 	}
 	if err == nil {
 		s.inflight++
@@ -208,7 +210,7 @@ func (so *storageOp) fileDone(file *FileOp) {
 	op := so.op
 	s.inflight--
 	invariant.Assert(s.inflight >= 0, "storage in-flight count is not negative")
-	if file.Err == nil && op.Code != engine.OpSync {
+	if file.Err == nil && op.Code != engine.OpSync && op.Code != engine.OpAllocate {
 		invariant.Assert(file.Result >= 0, "a transfer moves a non-negative count")
 		so.moved += file.Result
 		// A read that stopped short is at end of file, unless it moved

@@ -194,6 +194,14 @@ func (b *epollBackend) Fdatasync(fd int, token uint64) error {
 	return nil
 }
 
+func (b *epollBackend) Fallocate(fd int, size int64, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.complete(token, 0, unix.Fallocate(fd, 0, 0, size))
+	return nil
+}
+
 func (b *epollBackend) Timeout(d time.Duration, token uint64) error {
 	if b.closed {
 		return ErrClosed

@@ -10,6 +10,7 @@ const (
 	FileRead FileOpKind = iota
 	FileWrite
 	FileFsync
+	FileAllocate
 	fileOpKindCount
 )
 
@@ -22,6 +23,8 @@ func (k FileOpKind) String() string {
 		return "write"
 	case FileFsync:
 		return "fsync"
+	case FileAllocate:
+		return "allocate"
 	}
 	return "unknown"
 }

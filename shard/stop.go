@@ -145,6 +145,17 @@ func (sh *Shard) Fdatasync(fd int, op *FileOp) error {
 	return sh.backend.Fdatasync(fd, token)
 }
 
+// Fallocate allocates fd's space up to size bytes, growing a shorter
+// file to size (engine.OpAllocate).
+func (sh *Shard) Fallocate(fd int, size int64, op *FileOp) error {
+	op.kind = FileAllocate
+	token, err := sh.startFileOp(op, nil)
+	if err != nil {
+		return err
+	}
+	return sh.backend.Fallocate(fd, size, token)
+}
+
 func (sh *Shard) startFileOp(op *FileOp, buf []byte) (uint64, error) {
 	invariant.Assert(op.Done != nil, "file op has a Done callback")
 	if len(sh.fileOpsFree) == 0 && len(sh.fileOps) >= fileOpsInFlightMax {

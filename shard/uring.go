@@ -387,6 +387,19 @@ func (b *uringBackend) Fdatasync(fd int, token uint64) error {
 	return nil
 }
 
+// Fallocate allocates fd's space up to size; the kernel runs it on its
+// own worker, never on the shard's thread.
+func (b *uringBackend) Fallocate(fd int, size int64, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenFile, fd)
+	sqe := b.sqe()
+	sqe.PrepFallocate(int32(fd), 0, 0, uint64(size))
+	sqe.SetUserData(token)
+	return nil
+}
+
 func (b *uringBackend) Timeout(d time.Duration, token uint64) error {
 	if b.closed {
 		return ErrClosed

@@ -57,6 +57,8 @@ type memFile struct {
 
 type change struct {
 	truncate bool
+	// allocate grows the file to position with zeros, never shrinks it.
+	allocate bool
 	position int64
 	data     []byte
 }
@@ -156,6 +158,8 @@ func (s *MemStorage) execute(op *engine.Op) {
 		}
 	case engine.OpTruncate:
 		s.truncate(op)
+	case engine.OpAllocate:
+		s.allocate(op)
 	case engine.OpRemove:
 		delete(s.files, op.Path)
 	case engine.OpMkdir:
@@ -251,7 +255,23 @@ func (s *MemStorage) truncate(op *engine.Op) {
 	h.file.changes = append(h.file.changes, c)
 }
 
+func (s *MemStorage) allocate(op *engine.Op) {
+	h, err := s.handle(op, false)
+	if err != nil {
+		return
+	}
+	c := change{allocate: true, position: op.Position}
+	h.file.apply(c)
+	h.file.changes = append(h.file.changes, c)
+}
+
 func (f *memFile) apply(c change) {
+	if c.allocate {
+		if c.position > int64(len(f.data)) {
+			f.data = append(f.data, make([]byte, c.position-int64(len(f.data)))...)
+		}
+		return
+	}
 	if c.truncate {
 		if c.position <= int64(len(f.data)) {
 			f.data = f.data[:c.position]
@@ -346,7 +366,7 @@ func (f *memFile) crashContent(random *rand.Rand) *memFile {
 		case 0:
 			kept.apply(c)
 		case 1:
-			if !c.truncate && len(c.data) > 4096 {
+			if !c.truncate && !c.allocate && len(c.data) > 4096 {
 				blocks := random.IntN(len(c.data) / 4096)
 				kept.apply(change{position: c.position, data: c.data[:blocks*4096]})
 			}
