@@ -8,11 +8,15 @@ type closer struct {
 	// syncs is how many of files are synced before the closes start.
 	syncs int
 	step  int
+	// cut is set while the active log is first cut back to its batches
+	// (space allocated ahead, allocate.go).
+	cut bool
 }
 
-// Close waits for the writes, reads and maintenance in flight, syncs the
-// active segment (so a clean shutdown loses nothing under any
-// durability), closes every file and calls done once. Under
+// Close waits for the writes, reads, maintenance and allocation in
+// flight, cuts space allocated ahead off the active log, syncs the active
+// segment (so a clean shutdown loses nothing under any durability),
+// closes every file and calls done once. Under
 // DurabilityMemory a write stalled by a full disk holds Close until a Tick
 // writes it: those batches were acknowledged.
 func (p *Partition) Close(done func(error)) {
@@ -42,6 +46,7 @@ func (p *Partition) finishClose() {
 	}
 	c.files = append(c.files, p.offsets.file, p.directory)
 	c.step = 0
+	c.cut = active.spaceAhead
 	c.next()
 }
 
@@ -64,6 +69,12 @@ func (p *Partition) releaseBuffers() {
 }
 
 func (c *closer) next() {
+	if c.cut {
+		active := c.p.active()
+		c.op.Code, c.op.File, c.op.Position = OpTruncate, active.logFile, active.sizeBytes
+		c.p.storage.Submit(&c.op)
+		return
+	}
 	c.op.Code = OpClose
 	if c.step < c.syncs {
 		c.op.Code = OpSync
@@ -74,6 +85,18 @@ func (c *closer) next() {
 
 func (c *closer) stepDone(op *Op) {
 	p := c.p
+	if c.cut {
+		c.cut = false
+		if op.Err != nil { // the zeros stay: recovery takes them for a clean end
+			p.logger.Warn("cutting allocated space off the log at close failed",
+				"file", p.active().logPath(p.options.Directory), "error", op.Err)
+		} else {
+			p.active().spaceAhead = false
+			p.active().spaceCut()
+		}
+		c.next()
+		return
+	}
 	if op.Err != nil && op.Code == OpSync {
 		p.fail(&FatalError{Op: "fdatasync at close", Path: p.options.Directory, Err: op.Err})
 		return

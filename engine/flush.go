@@ -218,6 +218,7 @@ func (p *Partition) truncateTail(segment *segment) {
 	p.flushOp.File = segment.logFile
 	p.flushOp.Buffer = nil
 	p.flushOp.Position = segment.sizeBytes
+	segment.spaceCut()
 	p.storage.Submit(&p.flushOp)
 }
 
@@ -257,7 +258,7 @@ func (p *Partition) resume() {
 	p.maintenance.resume()
 	p.read.resume()
 	if p.state == stateClosing && p.idle() && !p.read.busy() && !p.maintenance.busy() && !p.offsets.busy() &&
-		p.syncer.done == nil {
+		p.syncer.done == nil && !p.space.busy() {
 		p.finishClose()
 	}
 }

@@ -88,6 +88,6 @@ func (w *indexWriter) done(op *Op) {
 		w.start()
 		return
 	}
-	w.p.roll.indexDrained()
+	w.p.roll.drained()
 	w.p.resume()
 }

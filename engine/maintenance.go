@@ -114,7 +114,7 @@ func (m *maintenance) resume() {
 	if m.current == nil || m.started || p.read.busy() || p.syncer.busy() || p.fatal != nil {
 		return
 	}
-	if m.current.kind == maintenancePurge && (!p.idle() || p.inflight != nil || p.offsets.busy()) {
+	if m.current.kind == maintenancePurge && (!p.idle() || p.inflight != nil || p.offsets.busy() || p.space.busy()) {
 		return
 	}
 	m.started = true

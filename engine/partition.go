@@ -69,6 +69,9 @@ type Partition struct {
 	// counts them.
 	stream   batchStream
 	streamed uint64
+	// space allocates the active segment's space ahead of large batches
+	// (allocate.go); made by the first.
+	space *allocator
 }
 
 type partitionState uint8

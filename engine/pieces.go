@@ -119,6 +119,7 @@ func (p *Partition) appendPieces(op *AppendOp) error {
 	}
 	invariant.Assert(buffer.filePosition+int64(buffer.prefixBytes) == active.sizeBytes,
 		"a pieced buffer continues the active segment")
+	p.allocateAhead(len(record))
 	at := buffer.used
 	stored := buffer.data[at : at+len(record)]
 	copy(stored[:pieceBytes], record[:pieceBytes])

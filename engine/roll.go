@@ -15,14 +15,17 @@ type roller struct {
 	next  *segment
 	// done runs after the new segment is in place; nil means resume flushing.
 	done func(error)
-	// waiting is set while the index writer drains the old segment's entries.
+	// waiting is set while the index writer drains the old segment's
+	// entries, or an allocation for it completes.
 	waiting bool
 }
 
 type rollStage uint8
 
 const (
-	rollSyncLog rollStage = iota + 1
+	// rollTruncateLog cuts space allocated ahead off the sealed file.
+	rollTruncateLog rollStage = iota + 1
+	rollSyncLog
 	rollSyncIndex
 	rollOpenLog
 	rollOpenIndex
@@ -34,28 +37,30 @@ func (r *roller) init(p *Partition) {
 	r.op.Callback = r.stepDone
 }
 
-// start seals the full active segment once its index entries are written.
+// start seals the full active segment once its index entries are written
+// and no allocation for it is in flight.
 func (r *roller) start() {
 	p := r.p
 	invariant.Assert(p.flushPhase == flushIdle, "roll starts from idle")
 	p.flushPhase = flushRolling
 	r.done = nil
-	if p.index.busy || p.index.behind() {
-		r.waiting = true
-		p.index.start()
-		return
-	}
-	r.stage = rollSyncLog
-	r.step()
+	r.waiting = true
+	p.index.start()
+	r.drained()
 }
 
-// indexDrained continues a roll that waited for the index writer.
-func (r *roller) indexDrained() {
-	if !r.waiting || r.p.index.busy || r.p.index.behind() {
+// drained continues a roll that waited for the index writer or an
+// allocation.
+func (r *roller) drained() {
+	p := r.p
+	if !r.waiting || p.index.busy || p.index.behind() || p.space.busy() {
 		return
 	}
 	r.waiting = false
 	r.stage = rollSyncLog
+	if p.active().spaceAhead {
+		r.stage = rollTruncateLog
+	}
 	r.step()
 }
 
@@ -72,6 +77,9 @@ func (r *roller) step() {
 	p := r.p
 	r.op.Flags, r.op.Buffer, r.op.Path = 0, nil, ""
 	switch r.stage {
+	case rollTruncateLog:
+		active := p.active()
+		r.op.Code, r.op.File, r.op.Position = OpTruncate, active.logFile, active.sizeBytes
 	case rollSyncLog:
 		r.op.Code, r.op.File = OpSync, p.active().logFile
 	case rollSyncIndex:
@@ -92,11 +100,22 @@ func (r *roller) step() {
 }
 
 func (r *roller) stepDone(op *Op) {
+	if op.Err != nil && r.stage == rollTruncateLog {
+		// The zeros past the batches stay: recovery takes them for the
+		// sealed segment's clean end.
+		r.p.logger.Warn("cutting allocated space off a sealed segment failed",
+			"file", r.p.active().logPath(r.p.options.Directory), "error", op.Err)
+		op.Err = nil
+	}
 	if op.Err != nil {
 		r.failed(op)
 		return
 	}
 	switch r.stage {
+	case rollTruncateLog:
+		active := r.p.active()
+		active.spaceAhead = false
+		active.spaceCut()
 	case rollOpenLog:
 		r.next.logFile = File(op.Result)
 	case rollOpenIndex:

@@ -14,7 +14,13 @@ type segment struct {
 	// offsetEnd is one past the last written offset (offsetStart if empty).
 	offsetEnd uint64
 	// sizeBytes counts whole written records in the .log.
-	sizeBytes    int64
+	sizeBytes int64
+	// allocated is how far the file's space is known to be allocated
+	// (allocate.go), a hint: 0 when nothing is known. spaceAhead is set
+	// once an allocation was issued for the segment and until a roll
+	// cuts the file back to sizeBytes.
+	allocated    int64
+	spaceAhead   bool
 	timestampMax uint64
 	logFile      File
 	indexFile    File

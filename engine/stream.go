@@ -12,25 +12,30 @@ import (
 // bytes arrive, validated frame by frame (wire.BatchValidator: layout,
 // every frame's XXH3, the producer's batch checksum) with the stamped
 // checksum computed alongside, and its whole blocks after the block(s)
-// holding the batch header are written as data pieces, one at a time.
+// holding the batch header are written as data pieces, up to
+// streamPiecesMax of them in flight (into space allocated ahead they run
+// at once on the device, allocate.go); they may complete in any order.
 // When the request is complete (StreamFinish) the validation ends, the
-// header is stamped, and the rest of the data and the header block(s)
-// [alignDown(S), alignUp(S+batchHeaderBytes)) — S the batch's file
-// position — are written last, once every earlier data piece completed
-// (the final data piece and the header go out together). The batch is
-// indexed, made visible, handed to the cache and acknowledged only after
-// all of it completed, and was synced when persisted.
+// header is stamped, and the rest of the data goes out as a last piece;
+// the header block(s) [alignDown(S), alignUp(S+batchHeaderBytes)) — S
+// the batch's file position — are written once every data piece
+// completed. A batch with no piece written by then is written whole in
+// one write. The batch is indexed, made visible, handed to the cache and
+// acknowledged only after all of it completed, and was synced when
+// persisted.
 //
 // Why a crash at any point leaves a log that recovery cuts back to the
 // last acknowledged batch: nothing before the header write touches the
 // header block(s), whose bytes from S on are the zero padding of the
 // previous write (writeLength) or lie past the file's end, so they are
 // not a valid header until the header write; a process crash leaves the
-// writes it submitted to complete; a header without the final piece (or
-// with a torn one) names a batch that overruns the file or fails its
-// frame checksums; and a stream that fails validation or is aborted
-// never writes its header and truncates the file back to S before the
-// partition appends again, so no stale piece can later pass for a batch.
+// writes it submitted to complete; the header goes out only after every
+// data piece completed, and a header whose data a crash tore names a
+// batch that overruns the file or fails its frame checksums; and a
+// stream that fails validation or is aborted never writes its header and
+// truncates the file back to S (dropping space allocated ahead) before
+// the partition appends again, so no stale piece can later pass for a
+// batch.
 //
 // While a stream is open no other append is admitted (ErrBusy: its
 // offsets and file position would follow a batch that may still abort);
@@ -40,9 +45,9 @@ type streamState uint8
 
 const (
 	streamIdle      streamState = iota
-	streamReceiving             // bytes arrive; one data piece may be in flight
+	streamReceiving             // bytes arrive; data pieces may be in flight
 	streamFinishing             // the batch is complete; its last writes run
-	streamAborting              // dropped or failed; waits for the piece in flight
+	streamAborting              // dropped or failed; waits for the pieces in flight
 )
 
 // batchStream is a partition's one streamed append.
@@ -57,9 +62,15 @@ type batchStream struct {
 	// written is where the next data piece starts.
 	headerEnd int
 	written   int
-	piece     bool // a data piece is in flight (flushOp)
-	writes    int  // final writes in flight (flushOp, headerOp)
-	writeErr  error
+	// pieces counts the data pieces in flight, each on one of pieceOps
+	// (made by the first stream), whose busy ones are set in piecesBusy.
+	pieces     int
+	pieceOps   *[streamPiecesMax]Op
+	piecesBusy uint8
+	writes     int // final writes in flight (flushOp, headerOp)
+	// writeErr is the first failed write's error once the batch is
+	// complete (StreamFinish); the stream then fails with it.
+	writeErr error
 	// err is why the stream failed (an invalid batch, a failed piece); it
 	// stays for its owner's next call until another stream opens.
 	err       error
@@ -115,8 +126,10 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.id++
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
-	s.written, s.piece, s.writes, s.writeErr, s.err = s.headerEnd, false, 0, nil, nil
+	s.written, s.writes, s.writeErr, s.err = s.headerEnd, 0, nil, nil
+	invariant.Assert(s.pieces == 0 && s.piecesBusy == 0, "a new stream has no piece in flight")
 	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
+	p.allocateAhead(length)
 	return s.id, nil
 }
 
@@ -149,15 +162,51 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 }
 
 // streamPiece writes the arrived whole blocks after the last piece when
-// they are worth a write and no piece is in flight.
+// they are worth a write and a piece may start.
 func (p *Partition) streamPiece() {
 	s := &p.stream
 	end := int(alignDown(int64(s.at + s.copied)))
-	if s.piece || p.fatal != nil || end-s.written < streamPieceBytesMin {
+	if s.pieces == p.streamPiecesLimit() || p.fatal != nil || end-s.written < streamPieceBytesMin {
 		return
 	}
-	p.writeInflight(s.written, end)
-	s.written, s.piece = end, true
+	p.streamWrite(end)
+}
+
+// streamPiecesLimit is how many data pieces may be in flight: a region
+// lent by the cache is written in place, so its pieces go out at once;
+// a journal of the storage's pools lends itself to one write at a time
+// (registered buffers).
+func (p *Partition) streamPiecesLimit() int {
+	if p.inflight.lender != nil {
+		return streamPiecesMax
+	}
+	return 1
+}
+
+// streamWrite writes the in-flight buffer's [written, end) as a data
+// piece on a free one of the stream's piece ops.
+func (p *Partition) streamWrite(end int) {
+	s := &p.stream
+	invariant.Assert(s.pieces < p.streamPiecesLimit() && s.written < end, "a piece has an op and bytes")
+	if s.pieceOps == nil {
+		s.pieceOps = new([streamPiecesMax]Op)
+		for index := range s.pieceOps {
+			s.pieceOps[index].Callback = p.streamPieceDone
+		}
+	}
+	slot := 0
+	for s.piecesBusy&(1<<slot) != 0 {
+		slot++
+	}
+	buffer := p.inflight
+	op := &s.pieceOps[slot]
+	op.Code, op.File, op.Buffer = OpWrite, buffer.segment.logFile, buffer.data[s.written:end]
+	op.Position = buffer.filePosition + int64(s.written)
+	op.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
+	s.piecesBusy |= 1 << slot
+	s.pieces++
+	s.written = end
+	p.storage.Submit(op)
 }
 
 // StreamFinish completes the stream with op.Batch, the whole batch (the
@@ -191,37 +240,43 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	position, prefix := buffer.tail()
 	p.pending.reset(buffer.segment, position, prefix)
 	s.state = streamFinishing
-	if !s.piece {
-		p.streamFinal()
-	}
 	p.streamed++
+	if s.pieces == 0 && s.written == s.headerEnd {
+		s.writes = 1
+		p.writeInflight(0, p.inflight.writeLength()) // whole, the last block padded with zeros
+		p.kicker.Kick()
+		return nil
+	}
+	p.streamRest()
 	return nil
 }
 
-// streamFinal writes the rest of the data and the header block(s) once
-// no data piece is in flight; without earlier pieces, in one write.
-func (p *Partition) streamFinal() {
+// streamRest writes a complete batch's data after the last piece (the
+// last block padded with zeros) when a piece may start, and its header
+// block(s) once no data piece is in flight.
+func (p *Partition) streamRest() {
 	s := &p.stream
-	invariant.Assert(s.state == streamFinishing && !s.piece, "final stream writes follow every piece")
-	end := p.inflight.writeLength() // pads the last block with zeros
-	s.writes = 1
-	if s.written == s.headerEnd {
-		p.writeInflight(0, end)
-	} else {
-		if s.written < end {
-			p.writeInflight(s.written, end)
-			s.writes++
+	invariant.Assert(s.state == streamFinishing && s.writeErr == nil, "a complete batch's writes go on")
+	if end := p.inflight.writeLength(); s.written < end {
+		if s.pieces < p.streamPiecesLimit() {
+			p.streamWrite(end)
+			p.kicker.Kick()
 		}
-		if s.header == nil {
-			s.header = p.options.Allocate(streamHeaderBytesMax)
-		}
-		invariant.Assert(s.headerEnd <= len(s.header), "the header blocks fit their buffer")
-		s.headerOp.Code = OpWrite
-		s.headerOp.File = p.inflight.segment.logFile
-		s.headerOp.Buffer = s.header[:copy(s.header, p.inflight.data[:s.headerEnd])]
-		s.headerOp.Position = p.inflight.filePosition
-		p.storage.Submit(&s.headerOp)
+		return
 	}
+	if s.pieces > 0 {
+		return
+	}
+	if s.header == nil {
+		s.header = p.options.Allocate(streamHeaderBytesMax)
+	}
+	invariant.Assert(s.headerEnd <= len(s.header), "the header blocks fit their buffer")
+	s.writes = 1
+	s.headerOp.Code = OpWrite
+	s.headerOp.File = p.inflight.segment.logFile
+	s.headerOp.Buffer = s.header[:copy(s.header, p.inflight.data[:s.headerEnd])]
+	s.headerOp.Position = p.inflight.filePosition
+	p.storage.Submit(&s.headerOp)
 	p.kicker.Kick()
 }
 
@@ -245,10 +300,10 @@ func (p *Partition) StreamAbort(id uint64) {
 }
 
 // streamDrop ends a receiving stream without storing it: at once, or
-// once its piece in flight completed.
+// once its pieces in flight completed.
 func (p *Partition) streamDrop() {
 	p.stream.state = streamAborting
-	if !p.stream.piece {
+	if p.stream.pieces == 0 {
 		p.streamDrain()
 	}
 }
@@ -265,7 +320,7 @@ func (p *Partition) streamYield() { p.StreamAbort(p.stream.id) }
 // anything else is written there.
 func (p *Partition) streamDrain() {
 	s := &p.stream
-	invariant.Assert(s.state == streamAborting && !s.piece, "a stream drains once its piece completed")
+	invariant.Assert(s.state == streamAborting && s.pieces == 0, "a stream drains once its pieces completed")
 	s.state = streamIdle
 	buffer := p.inflight
 	wrote := s.written > s.headerEnd
@@ -281,37 +336,55 @@ func (p *Partition) streamDrain() {
 	p.resume()
 }
 
-// streamWriteDone handles the completion of a stream's write: a data
-// piece (the next may follow) or one of the final writes.
+// streamWriteDone handles the completion of a stream's final write: the
+// whole batch, or its header block(s).
 func (p *Partition) streamWriteDone(op *Op) {
 	s := &p.stream
+	invariant.Assert(s.state == streamFinishing && s.writes == 1 && s.pieces == 0, "a stream's final write completed")
 	if op.Err == nil {
 		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream write completed")
 	}
-	if s.state == streamFinishing && !s.piece {
-		s.writes--
-		if op.Err != nil && s.writeErr == nil {
-			s.writeErr = op.Err
-		}
-		if s.writes == 0 {
-			p.streamFinished()
-		}
-		return
+	s.writes = 0
+	if op.Err != nil && s.writeErr == nil {
+		s.writeErr = op.Err
 	}
-	invariant.Assert(s.piece && op == &p.flushOp, "a stream's data piece completed")
-	s.piece = false
+	p.streamFinished()
+}
+
+// streamPieceDone handles the completion of a data piece: the next may
+// follow, or the header once the batch is complete and every piece was
+// written.
+func (p *Partition) streamPieceDone(op *Op) {
+	s := &p.stream
+	slot := 0
+	for op != &s.pieceOps[slot] {
+		slot++
+	}
+	invariant.Assert(s.piecesBusy&(1<<slot) != 0 && s.pieces > 0, "a stream's data piece was in flight")
+	s.piecesBusy &^= 1 << slot
+	s.pieces--
+	if op.Err == nil {
+		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream piece completed")
+	}
+	op.Buffer = nil
 	switch {
 	case op.Err != nil && s.state == streamReceiving:
 		p.streamFail(fmt.Errorf("engine: write %s: %w", p.inflight.segment.logPath(p.options.Directory), op.Err))
 	case s.state == streamReceiving:
 		p.streamPiece()
 	case s.state == streamAborting:
-		p.streamDrain()
-	case op.Err != nil:
-		s.writes, s.writeErr = 0, op.Err
-		p.streamFinished()
+		if s.pieces == 0 {
+			p.streamDrain()
+		}
+	case op.Err != nil || s.writeErr != nil:
+		if s.writeErr == nil {
+			s.writeErr = op.Err
+		}
+		if s.pieces == 0 {
+			p.streamFinished()
+		}
 	default:
-		p.streamFinal()
+		p.streamRest()
 	}
 }
 
