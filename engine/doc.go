@@ -67,8 +67,12 @@
 //
 // The stored record is what a poll serves: a reply copies it, or a sliced
 // view of it (header rewritten, frames untouched). O_DIRECT writes whole
-// blocks, so a .log may end in zero padding up to a 4096-byte boundary;
-// recovery treats a zero header within the last block as the clean end.
+// blocks, so a .log may end in zero padding up to a 4096-byte boundary,
+// and space allocated ahead of large appends reads as zeros until
+// written, so after a crash any .log may end in megabytes of zeros.
+// Recovery treats a tail of zeros only, however long, as the clean end
+// and cuts the file back to its last batch; a tail holding any other
+// byte is torn (see invariant 4).
 //
 // # .index: one entry per write chunk, at least indexIntervalBytes apart
 //
@@ -134,8 +138,10 @@
 //     fdatasync, when persisted) completed. So under DurabilityPersisted an
 //     entry on disk proves its batch was durable: damage at or before the
 //     last entry's position, or anywhere in a sealed segment, is
-//     corruption (ErrCorrupt, the partition refuses to open); damage after
-//     it is a torn tail, truncated and logged with bytes and offsets.
+//     corruption (ErrCorrupt, the partition refuses to open), whatever
+//     the bytes past the walk's stop hold, zeros included; damage after
+//     it is a torn tail, truncated and logged with bytes and offsets. A
+//     tail of zeros alone is not damage, in a sealed segment either.
 //     Entries are at least indexIntervalBytes apart, so the witness trails
 //     the true durable end by less than that plus one write group; under
 //     written and memory durability every tail damage of the active

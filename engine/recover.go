@@ -11,7 +11,9 @@ import (
 // recovery opens a partition: it lists the directory, scans every segment
 // batch by batch with full checksum verification, truncates a torn tail
 // after the last durable point, refuses damage before it (ErrCorrupt),
-// rebuilds indexes that do not match the log, and loads consumer offsets.
+// cuts any segment's tail of zeros (space allocated ahead) back to its
+// last batch, rebuilds indexes that do not match the log, and loads
+// consumer offsets.
 type recovery struct {
 	p     *Partition
 	op    Op
@@ -38,6 +40,7 @@ const (
 	recoverSizeIndex
 	recoverReadIndex
 	recoverReadLog
+	recoverReadTail
 	recoverTruncateLog
 	recoverSyncLog
 	recoverWriteIndex
@@ -82,7 +85,7 @@ func (r *recovery) step() {
 		op.Code, op.File = OpSize, r.current.indexFile
 	case recoverReadIndex:
 		op.Code, op.File, op.Buffer = OpRead, r.current.indexFile, r.scan.indexBytes
-	case recoverReadLog:
+	case recoverReadLog, recoverReadTail:
 		op.Code, op.File, op.Buffer, op.Position = OpRead, r.current.logFile, r.scan.readBuffer(), r.scan.readPosition
 	case recoverTruncateLog:
 		op.Code, op.File, op.Position = OpTruncate, r.current.logFile, r.current.sizeBytes
@@ -123,6 +126,8 @@ func (r *recovery) stepDone(op *Op) {
 		err = r.openDone(op)
 	case recoverReadLog:
 		err = r.readLogDone(op)
+	case recoverReadTail:
+		err = r.checkZeros(op.Result)
 	default:
 		err = r.repairDone()
 	}

@@ -22,9 +22,12 @@ type segmentScan struct {
 	witness int64
 	rebuilt []byte
 	stop    string
-	padding bool
-	// tail is the last segment's partial last block, the first write
-	// buffer's prefix.
+	// zeroPosition is how far the bytes past walkPosition were found to
+	// be zeros; zeroTail says they all are, up to fileSize.
+	zeroPosition int64
+	zeroTail     bool
+	// tail is the walk's partial last block, kept when the walk ends; the
+	// last segment's is the first write buffer's prefix.
 	tail []byte
 }
 
@@ -76,8 +79,9 @@ func (r *recovery) openDone(op *Op) error {
 	case recoverReadIndex:
 		scan.parseIndex(scan.indexBytes[:min(op.Result, scan.indexSize)])
 	}
-	scan.readPosition, scan.walkPosition, scan.stop, scan.padding = 0, 0, "", false
+	scan.readPosition, scan.walkPosition, scan.stop, scan.zeroTail = 0, 0, "", false
 	if scan.fileSize == 0 {
+		scan.tail = scan.tail[:0]
 		return r.segmentScanned()
 	}
 	r.stage = recoverReadLog
@@ -149,17 +153,54 @@ func (r *recovery) readMore() error {
 	return nil
 }
 
-// stopScan ends the walk at position walkPosition: zero padding from an
-// O_DIRECT write is a clean end; anything else is a torn tail or damage.
+// stopScan ends the walk at position walkPosition and keeps its partial
+// last block. What lies past it decides the verdict: zeros only, however
+// long, are a clean end (O_DIRECT padding, or space allocated ahead that a
+// crash left unwritten); any other byte is a torn tail or damage.
 func (r *recovery) stopScan(at, available int64, reason string) error {
 	scan := &r.scan
+	invariant.Assert(scan.readPosition+at == scan.walkPosition, "the walk stops inside the buffer")
+	invariant.Assert(scan.walkPosition <= scan.fileSize, "the walk stops within the file")
 	scan.stop = reason
-	rest := scan.fileSize - scan.walkPosition
-	if rest < blockBytes && scan.readPosition+available >= scan.fileSize {
-		end := min(available, at+rest)
-		scan.padding = allZero(scan.buffer[at:end])
+	scan.keepTail()
+	if scan.walkPosition == scan.fileSize {
+		return r.segmentScanned()
 	}
-	return r.segmentScanned()
+	scan.zeroPosition = scan.walkPosition
+	return r.checkZeros(available)
+}
+
+// keepTail copies the block holding walkPosition, up to it, before a
+// read past the walk reuses the buffer.
+func (s *segmentScan) keepTail() {
+	blockStart := alignDown(s.walkPosition)
+	invariant.Assert(blockStart >= s.readPosition, "the tail block is in the buffer")
+	s.tail = append(s.tail[:0], s.buffer[blockStart-s.readPosition:s.walkPosition-s.readPosition]...)
+}
+
+// checkZeros checks the bytes from zeroPosition that the last read
+// brought, stopping at the first non-zero one, and reads on in
+// recoverReadBytes chunks while they are zeros and the file goes on.
+func (r *recovery) checkZeros(available int64) error {
+	scan := &r.scan
+	from := scan.zeroPosition - scan.readPosition
+	end := min(available, scan.fileSize-scan.readPosition)
+	invariant.Assert(from >= 0, "the zero check resumes inside the buffer")
+	if end <= from {
+		return fmt.Errorf("engine: recover %s: read at %d ended before the size %d",
+			r.current.logPath(r.p.options.Directory), scan.zeroPosition, scan.fileSize)
+	}
+	if !allZero(scan.buffer[from:end]) {
+		return r.segmentScanned()
+	}
+	scan.zeroPosition = scan.readPosition + end
+	if scan.zeroPosition == scan.fileSize {
+		scan.zeroTail = true
+		return r.segmentScanned()
+	}
+	scan.readPosition = alignDown(scan.zeroPosition)
+	r.stage = recoverReadTail
+	return nil
 }
 
 func allZero(data []byte) bool {
@@ -171,31 +212,41 @@ func allZero(data []byte) bool {
 	return true
 }
 
-// segmentScanned judges the scan and queues the repairs: truncating the
-// log's torn tail, syncing, and rewriting an index that does not match.
+// segmentScanned judges the scan and queues the repairs: cutting the
+// log back to its last batch (a torn tail of the last segment, or a tail
+// of zeros in any segment), syncing, and rewriting an index that does not
+// match. A tail of zeros is no damage and no loss: only a walk that stops
+// at or before the durable witness, or a sealed segment whose tail holds
+// anything but zeros, is corruption.
 func (r *recovery) segmentScanned() error {
 	p, current, scan := r.p, r.current, &r.scan
 	last := r.next == len(r.stems)
-	torn := scan.walkPosition < scan.fileSize && !scan.padding
+	stopped := scan.walkPosition < scan.fileSize
+	torn := stopped && !scan.zeroTail
 	path := current.logPath(p.options.Directory)
+	invariant.Assert(current.sizeBytes == scan.walkPosition, "the segment ends where the walk stopped")
 	if torn && !last {
 		return &CorruptError{Path: path, Position: scan.walkPosition, Reason: "sealed segment: " + scan.stop}
 	}
-	if torn && p.options.Durability == DurabilityPersisted && scan.walkPosition <= scan.witness {
+	if stopped && p.options.Durability == DurabilityPersisted && scan.walkPosition <= scan.witness {
 		return &CorruptError{Path: path, Position: scan.walkPosition, Reason: "before the last durable point: " + scan.stop}
 	}
 	if !last && current.empty() {
 		return &CorruptError{Path: path, Reason: "sealed segment is empty"}
 	}
+	rest := scan.fileSize - scan.walkPosition
 	if torn {
 		p.logger.Warn("truncated torn log tail", "file", path, "position", scan.walkPosition,
-			"bytes", scan.fileSize-scan.walkPosition, "offsets_from", current.offsetEnd, "reason", scan.stop)
-		p.tornBytes += scan.fileSize - scan.walkPosition
+			"bytes", rest, "offsets_from", current.offsetEnd, "reason", scan.stop)
+		p.tornBytes += rest
+	}
+	if stopped && !torn && (!last || rest >= blockBytes) {
+		p.logger.Info("cutting zero log tail", "file", path, "position", scan.walkPosition, "bytes", rest)
 	}
 	current.indexWritten = len(current.index)
 	r.serializeIndex()
 	switch {
-	case last && scan.fileSize != current.sizeBytes:
+	case stopped:
 		r.stage = recoverTruncateLog
 	case last:
 		r.stage = recoverSyncLog
@@ -279,8 +330,7 @@ func (r *recovery) segmentRecovered() error {
 	p.offsetNext = current.offsetEnd
 	p.timestampLast = max(p.timestampLast, current.timestampMax)
 	if last {
-		blockStart := alignDown(current.sizeBytes)
-		scan.tail = append(scan.tail[:0], scan.buffer[blockStart-scan.readPosition:current.sizeBytes-scan.readPosition]...)
+		invariant.Assert(int64(len(scan.tail)) == current.sizeBytes-alignDown(current.sizeBytes), "the kept tail is the last block's prefix")
 	}
 	return r.nextSegment()
 }
