@@ -34,6 +34,9 @@ type MemStorage struct {
 	// Inject, when set, may fail an op as it completes: a non-nil error is
 	// reported and the op has no effect.
 	Inject func(op *engine.Op) error
+	// Hold, when set, keeps the ops it returns true for in flight: Run
+	// completes only the others, so a test decides when they complete.
+	Hold func(op *engine.Op) bool
 	// Syncs counts completed file syncs; Writes counts completed writes
 	// per path; Kicked counts Kick calls.
 	Syncs  int
@@ -108,12 +111,29 @@ func (s *MemStorage) OpenFiles() int { return len(s.handles) }
 // Pending is the number of ops in flight.
 func (s *MemStorage) Pending() int { return len(s.queue) }
 
+// PendingOps is the number of ops of code in flight.
+func (s *MemStorage) PendingOps(code engine.OpCode) int {
+	count := 0
+	for _, op := range s.queue {
+		if op.Code == code {
+			count++
+		}
+	}
+	return count
+}
+
+// Names lists the files in directory, sorted.
+func (s *MemStorage) Names(directory string) []string { return s.list(directory, nil) }
+
 // Run completes up to countMax ops (and the ops their callbacks submit),
 // picking each from those in flight at random; it returns how many ran.
 func (s *MemStorage) Run(countMax int) int {
 	done := 0
 	for done < countMax && len(s.queue) > 0 {
-		index := s.random.IntN(len(s.queue))
+		index := s.pick()
+		if index < 0 {
+			break // every op in flight is held
+		}
 		op := s.queue[index]
 		s.queue[index] = s.queue[len(s.queue)-1]
 		s.queue = s.queue[:len(s.queue)-1]
@@ -134,6 +154,32 @@ func (s *MemStorage) Run(countMax int) int {
 		op.Callback(op)
 	}
 	return done
+}
+
+// pick returns the index of a random op in flight that is not held, or -1.
+func (s *MemStorage) pick() int {
+	if s.Hold == nil {
+		return s.random.IntN(len(s.queue))
+	}
+	free := 0
+	for _, op := range s.queue {
+		if !s.Hold(op) {
+			free++
+		}
+	}
+	if free == 0 {
+		return -1
+	}
+	chosen := s.random.IntN(free)
+	for index, op := range s.queue {
+		if !s.Hold(op) {
+			if chosen == 0 {
+				return index
+			}
+			chosen--
+		}
+	}
+	panic("enginetest: a free op was counted")
 }
 
 func (s *MemStorage) execute(op *engine.Op) {

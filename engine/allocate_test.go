@@ -1,0 +1,247 @@
+package engine_test
+
+import (
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/whippetio/whippet/engine"
+	"github.com/whippetio/whippet/engine/enginetest"
+)
+
+// Tests of space allocated ahead of large appends (allocate.go). Method:
+// a partition with a cache (its large batches are streamed or pieced
+// into lent regions) appends large batches over several small segments;
+// between batches the test reads the in-memory files: the active log
+// runs past its batches with zeros only, every sealed log ends at its
+// last batch, and after Close the active one does too. An injector
+// counts allocations or refuses them.
+
+// logFiles returns the partition's .log files in offset order: the last
+// is the active segment's.
+func logFiles(mem *enginetest.MemStorage, directory string) []string {
+	var logs []string
+	for _, name := range mem.Names(directory) {
+		if strings.HasSuffix(name, ".log") {
+			logs = append(logs, directory+"/"+name)
+		}
+	}
+	return logs
+}
+
+// zeroTail counts the zero bytes that end file.
+func zeroTail(file []byte) int {
+	end := len(file)
+	for end > 0 && file[end-1] == 0 {
+		end--
+	}
+	return len(file) - end
+}
+
+// endsAtBatch reports whether a log ends with its last batch's payload,
+// not zeros past it: no payload here holds two zero bytes in a row at
+// its end (largeMessages' bytes step by one; randomMessages' are random
+// and the seeds fixed).
+func endsAtBatch(file []byte) bool { return len(file) > 0 && zeroTail(file) <= 1 }
+
+// appendLarge appends a large batch, streamed or whole (then pieced), and
+// completes every op; a full active segment first rolls with a small batch.
+func appendLarge(t *testing.T, mem *enginetest.MemStorage, p *engine.Partition, serial *uint64, streamed bool,
+	seed uint64) {
+	t.Helper()
+	storage := memBackend{mem}
+	if p.SizeBytes() > 0 && p.SegmentCount() > 0 {
+		small := enginetest.Batch(6, randomMessages(newRandom(seed), serial, 2, 500)...)
+		if _, err := appendBatch(t, storage, p, small, 30); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := enginetest.Batch(5, largeMessages(serial, 64)...)
+	if streamed {
+		op, err := openStream(t, mem, p, record, seed).finish(new(int))
+		storage.drain()
+		if err != nil || op.Err != nil {
+			t.Fatalf("streamed batch: %v %v", err, op.Err)
+		}
+		return
+	}
+	if _, err := appendBatch(t, storage, p, record, 30); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLargeAppendsAllocateAhead: streamed and pieced batches allocate the
+// active segment's space ahead, so its file runs past the batches with
+// zeros; a roll cuts the sealed file back to its last batch, and so does
+// Close for the active one. Nothing warns (an allocation completing on a
+// closed file would), and a reopen finds every message and no torn bytes.
+func TestLargeAppendsAllocateAhead(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		mem, storage, cache := drainedCache(t, seed, 64<<20, nil)
+		warnings := 0
+		options := testOptions()
+		options.Cache, options.SegmentBytes = cache, 4<<20
+		options.Logger = slog.New(warnCounter{count: &warnings})
+		if seed%2 == 0 {
+			options.Durability = engine.DurabilityWritten
+		}
+		p := mustOpen(t, storage, options)
+		allocations, ahead := 0, 0
+		mem.Inject = func(op *engine.Op) error {
+			if op.Code == engine.OpAllocate {
+				allocations++
+			}
+			return nil
+		}
+		serial := uint64(0)
+		for batch := range 14 {
+			appendLarge(t, mem, p, &serial, batch%2 == 0, seed*100+uint64(batch))
+			logs := logFiles(mem, options.Directory)
+			for _, name := range logs[:len(logs)-1] {
+				if file, _ := mem.File(name); !endsAtBatch(file) {
+					t.Fatalf("seed %d batch %d: sealed %s (%d bytes) does not end at its last batch", seed, batch, name, len(file))
+				}
+			}
+			if active, _ := mem.File(logs[len(logs)-1]); zeroTail(active) > 4096 {
+				ahead++ // more than the last block's padding
+			}
+		}
+		if allocations == 0 || ahead == 0 || p.SegmentCount() < 3 {
+			t.Fatalf("seed %d: %d allocations, %d batches left space ahead, %d segments; want some of each and 3 segments",
+				seed, allocations, ahead, p.SegmentCount())
+		}
+		closePartition(t, storage, p)
+		for _, name := range logFiles(mem, options.Directory) {
+			if file, _ := mem.File(name); !endsAtBatch(file) {
+				t.Fatalf("seed %d: after Close %s (%d bytes) does not end at its last batch", seed, name, len(file))
+			}
+		}
+		reopened := mustOpen(t, storage, options)
+		if reopened.TornBytes() != 0 || warnings != 0 {
+			t.Fatalf("seed %d: reopened with %d torn bytes, %d warnings", seed, reopened.TornBytes(), warnings)
+		}
+		checkMessages(t, storage, reopened, 0, serial)
+	}
+}
+
+// TestAllocateRefused: a file system without fallocate (EOPNOTSUPP) is
+// asked once per partition and its large appends go on as before, the
+// log never longer than its last block; a failed allocation (ENOSPC) is
+// not retried on its segment, asked again on the next one. Every message
+// reads back after a reopen.
+func TestAllocateRefused(t *testing.T) {
+	for _, refusal := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.ENOSPC} {
+		mem, storage, cache := drainedCache(t, 7, 64<<20, nil)
+		options := testOptions()
+		options.Cache, options.SegmentBytes = cache, 4<<20
+		p := mustOpen(t, storage, options)
+		allocations := 0
+		mem.Inject = func(op *engine.Op) error {
+			if op.Code == engine.OpAllocate {
+				allocations++
+				return refusal
+			}
+			return nil
+		}
+		serial := uint64(0)
+		for batch := range 14 {
+			appendLarge(t, mem, p, &serial, batch%2 == 0, uint64(batch))
+			logs := logFiles(mem, options.Directory)
+			if file, _ := mem.File(logs[len(logs)-1]); zeroTail(file) >= 4096 {
+				t.Fatalf("%v: batch %d: the active log ends in %d zeros, more than its last block's padding",
+					refusal, batch, zeroTail(file))
+			}
+		}
+		segments := p.SegmentCount()
+		want := allocations == 1
+		if refusal == syscall.ENOSPC {
+			want = allocations == segments
+		}
+		if !want || segments < 3 {
+			t.Fatalf("%v: %d allocations over %d segments", refusal, allocations, segments)
+		}
+		closePartition(t, storage, p)
+		checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
+	}
+}
+
+// TestHeldAllocationStopsRollPurgeAndClose: an allocation the storage
+// keeps in flight (MemStorage.Hold) holds back a roll, a purge and Close
+// of its partition, which go on once it completes: each would close or
+// cut its file under it. Then the sealed log ends at its last batch, no
+// op met a closed file (it would warn), and everything reads back.
+func TestHeldAllocationStopsRollPurgeAndClose(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		mem, storage, cache := drainedCache(t, seed, 64<<20, nil)
+		warnings := 0
+		options := testOptions()
+		options.Cache, options.SegmentBytes = cache, 4<<20
+		options.Logger = slog.New(warnCounter{count: &warnings})
+		p := mustOpen(t, storage, options)
+		held := true
+		mem.Hold = func(op *engine.Op) bool { return held && op.Code == engine.OpAllocate }
+		runFree := func() {
+			for mem.Run(1<<20) > 0 {
+			}
+		}
+		serial, done := uint64(0), 0
+		for p.SizeBytes() < options.SegmentBytes { // the first large batch allocates
+			countingAppend(t, p, enginetest.Batch(5, largeMessages(&serial, 64)...), 30, &done)
+			runFree()
+		}
+		countingAppend(t, p, enginetest.Batch(6, randomMessages(newRandom(seed), &serial, 2, 500)...), 30, &done)
+		runFree()
+		if mem.PendingOps(engine.OpAllocate) != 1 || p.SegmentCount() != 1 || done != int(serial/64) {
+			t.Fatalf("seed %d: %d allocations held, %d segments, %d acks: the roll went on under the allocation",
+				seed, mem.PendingOps(engine.OpAllocate), p.SegmentCount(), done)
+		}
+		held = false
+		storage.drain()
+		if logs := logFiles(mem, options.Directory); p.SegmentCount() != 2 || len(logs) != 2 {
+			t.Fatalf("seed %d: %d segments after the allocation completed", seed, p.SegmentCount())
+		} else if file, _ := mem.File(logs[0]); !endsAtBatch(file) {
+			t.Fatalf("seed %d: the sealed log (%d bytes) does not end at its last batch", seed, len(file))
+		}
+
+		held = true
+		countingAppend(t, p, enginetest.Batch(5, largeMessages(&serial, 64)...), 30, &done)
+		runFree()
+		purged := false
+		if err := p.Purge(&engine.MaintenanceOp{Done: func(*engine.MaintenanceOp) { purged = true }}); err != nil {
+			t.Fatal(err)
+		}
+		runFree()
+		if purged || len(logFiles(mem, options.Directory)) != 2 {
+			t.Fatalf("seed %d: the purge went on under the allocation", seed)
+		}
+		held = false
+		storage.drain()
+		if !purged || p.OffsetNext() != 0 {
+			t.Fatalf("seed %d: purge done %v, next offset %d", seed, purged, p.OffsetNext())
+		}
+
+		held, serial = true, 0
+		countingAppend(t, p, enginetest.Batch(5, largeMessages(&serial, 64)...), 30, &done)
+		runFree()
+		closed := false
+		p.Close(func(err error) {
+			if err != nil {
+				t.Errorf("close: %v", err)
+			}
+			closed = true
+		})
+		runFree()
+		if closed {
+			t.Fatalf("seed %d: Close went on under the allocation", seed)
+		}
+		held = false
+		storage.drain()
+		logs := logFiles(mem, options.Directory)
+		if file, _ := mem.File(logs[len(logs)-1]); !closed || !endsAtBatch(file) || warnings != 0 {
+			t.Fatalf("seed %d: closed %v, the log's %d bytes end in %d zeros, %d warnings", seed, closed, len(file),
+				zeroTail(file), warnings)
+		}
+		checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
+	}
+}
