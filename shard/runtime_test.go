@@ -205,8 +205,9 @@ func TestFileOps(t *testing.T) {
 	})
 }
 
-// runFileOps chains writes (pooled, heap, in place) → fsync → read →
-// compare on the shard's thread.
+// runFileOps chains writes (pooled, heap, in place) → fsync → allocate
+// 1 MiB more → read → compare on the shard's thread: the file grew to the
+// allocated size, its written bytes unchanged, the rest zeros.
 func runFileOps(sh *Shard, fd int, result chan<- error) {
 	pooled := sh.Buffer(300 << 10)
 	for i := range pooled {
@@ -223,8 +224,10 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 	for i := range mapped {
 		mapped[i] = byte(i * 7)
 	}
-	readBack := make([]byte, len(pooled)+len(heap)+len(mapped))
-	var write1, write2, write3, sync, read FileOp
+	readBack := make([]byte, len(pooled)+len(heap)+len(mapped)+1<<20+4096)
+	var write1, write2, write3, sync, allocate, read FileOp
+	written := len(pooled) + len(heap) + len(mapped)
+	size := int64(written + 1<<20)
 	fail := func(op *FileOp, what string) bool {
 		if op.Err != nil {
 			result <- errors.New(what + ": " + op.Err.Error())
@@ -237,6 +240,7 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 			return
 		}
 		want := append(append(append([]byte{}, pooled...), heap...), mapped...)
+		want = append(want, make([]byte, size-int64(written))...)
 		_ = unix.Munmap(mapped) // Test memory; its write completed.
 		if op.Result != len(want) || !bytes.Equal(readBack[:op.Result], want) {
 			result <- errors.New("read back differs from what was written")
@@ -244,9 +248,20 @@ func runFileOps(sh *Shard, fd int, result chan<- error) {
 		}
 		result <- nil
 	}
+	allocate.Done = func(op *FileOp) {
+		var stat unix.Stat_t
+		if fail(op, "fallocate") || fail(&FileOp{Err: unix.Fstat(fd, &stat)}, "fstat") {
+			return
+		}
+		if stat.Size != size {
+			result <- errors.New("fallocate left the file at " + strconv.FormatInt(stat.Size, 10) + " bytes")
+			return
+		}
+		_ = sh.ReadAt(fd, readBack, 0, &read) // a fresh shard has file-op slots
+	}
 	sync.Done = func(op *FileOp) {
 		if !fail(op, "fdatasync") {
-			_ = sh.ReadAt(fd, readBack, 0, &read) // a fresh shard has file-op slots
+			_ = sh.Fallocate(fd, size, &allocate)
 		}
 	}
 	write3.Done = func(op *FileOp) {
