@@ -30,15 +30,21 @@ var (
 )
 
 const (
-	killCyclesLong     = 50
-	killCyclesShort    = 3
-	killDelayMin       = 50 * time.Millisecond
-	killDelaySpread    = 400 * time.Millisecond
-	killBatchMax       = 32
-	killPayloadMax     = 512
-	killPollCount      = 1000
-	killConsumers      = 3
-	killOffsetPauseMax = 20 * time.Millisecond
+	killCyclesLong  = 50
+	killCyclesShort = 3
+	killDelayMin    = 50 * time.Millisecond
+	killDelaySpread = 400 * time.Millisecond
+	killBatchMax    = 32
+	killPayloadMax  = 512
+	// One batch in killLargeEvery is large (600 messages of 1000–2000
+	// bytes, 0.6–1.2 MB): received while it is written, in pieces, into
+	// space allocated ahead.
+	killLargeEvery      = 8
+	killLargeBatch      = 600
+	killLargePayloadMin = 1000
+	killPollCount       = 1000
+	killConsumers       = 3
+	killOffsetPauseMax  = 20 * time.Millisecond
 )
 
 // killTopic is one topic of the loop.
@@ -241,7 +247,10 @@ func (l *killLoop) unexpected(what string, err error) {
 
 // batch builds the next batch and records it as in flight.
 func (lane *killLane) batch(random *rand.Rand) ([]wire.OutgoingMessage, []killRecord) {
-	count := 1 + random.IntN(killBatchMax)
+	count, payloadMin, payloadMax := 1+random.IntN(killBatchMax), 1, killPayloadMax
+	if random.IntN(killLargeEvery) == 0 {
+		count, payloadMin, payloadMax = killLargeBatch, killLargePayloadMin, 2*killLargePayloadMin
+	}
 	outgoing := make([]wire.OutgoingMessage, count)
 	records := make([]killRecord, count)
 	lane.mu.Lock()
@@ -251,7 +260,7 @@ func (lane *killLane) batch(random *rand.Rand) ([]wire.OutgoingMessage, []killRe
 		lane.inFlight = map[wire.Uint128]killRecord{}
 	}
 	for i := range outgoing {
-		payload := make([]byte, 1+random.IntN(killPayloadMax))
+		payload := make([]byte, payloadMin+random.IntN(payloadMax-payloadMin+1))
 		for j := range payload {
 			payload[j] = byte(random.Uint32())
 		}
