@@ -100,6 +100,9 @@ type Partition struct {
 	// WriteWhileReceiving appends a large batch of a send while it is
 	// still arriving (shard ServerOptions.SendStreamingOff when false).
 	WriteWhileReceiving bool `toml:"write_while_receiving"`
+	// AllocateAhead allocates a segment's disk space ahead of large
+	// appends (shard ServerOptions.AllocateAheadOff when false).
+	AllocateAhead bool `toml:"allocate_ahead"`
 }
 
 // Topic holds the defaults of per-topic options.

@@ -81,6 +81,7 @@ func (c *Config) ServerOptions(root Credentials, allowedCPUs []int, logger *slog
 		ConnectionAffinityOff:   !c.System.Sharding.ConnectionAffinity,
 		ReadChecksumsUnverified: !c.System.Partition.ValidateChecksum,
 		SendStreamingOff:        !c.System.Partition.WriteWhileReceiving,
+		AllocateAheadOff:        !c.System.Partition.AllocateAhead,
 		Logger:                  logger,
 	}
 	if bytes, err := c.CacheBytes(); err != nil {

@@ -41,7 +41,8 @@ func TestServerOptions(t *testing.T) {
 	defaults, _ := Load("", nil)
 	all, err := defaults.Config.ServerOptions(RootCredentials(nil), []int{0, 1, 2}, nil)
 	if err != nil || !slices.Equal(all.Runtime.CPUs, []int{0, 1, 2}) || all.HeartbeatInterval != 30*time.Second ||
-		all.Runtime.Unpinned || all.ConnectionAffinityOff || all.ReadChecksumsUnverified || all.SendStreamingOff {
+		all.Runtime.Unpinned || all.ConnectionAffinityOff || all.ReadChecksumsUnverified || all.SendStreamingOff ||
+		all.AllocateAheadOff {
 		t.Fatalf("defaults: %+v %v", all.Runtime, err)
 	}
 	unpinned, _ := Load("", []string{"WHIPPET_SYSTEM_SHARDING_PIN_CORES=false"})
@@ -63,6 +64,11 @@ func TestServerOptions(t *testing.T) {
 	if options, err := whole.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
 		!options.SendStreamingOff {
 		t.Fatalf("write_while_receiving = false: %+v %v", options, err)
+	}
+	appending, _ := Load("", []string{"WHIPPET_SYSTEM_PARTITION_ALLOCATE_AHEAD=false"})
+	if options, err := appending.Config.ServerOptions(RootCredentials(nil), []int{0}, nil); err != nil ||
+		!options.AllocateAheadOff {
+		t.Fatalf("allocate_ahead = false: %+v %v", options, err)
 	}
 }
 

@@ -52,6 +52,9 @@ func (a *allocator) busy() bool { return a != nil && a.segment != nil }
 // allocateAhead allocates the active segment's space ahead of a lone
 // large batch of length bytes about to be written at its end.
 func (p *Partition) allocateAhead(length int) {
+	if p.options.AllocateAheadOff {
+		return
+	}
 	a := p.space
 	if a == nil {
 		a = &allocator{p: p, batches: allocateAheadBatchesMin}

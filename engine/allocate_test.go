@@ -128,19 +128,21 @@ func TestLargeAppendsAllocateAhead(t *testing.T) {
 // TestAllocateRefused: a file system without fallocate (EOPNOTSUPP) is
 // asked once per partition and its large appends go on as before, the
 // log never longer than its last block; a failed allocation (ENOSPC) is
-// not retried on its segment, asked again on the next one. Every message
-// reads back after a reopen.
+// not retried on its segment, asked again on the next one; a partition
+// told not to (AllocateAheadOff, refusal 0 here) never asks. Every
+// message reads back after a reopen.
 func TestAllocateRefused(t *testing.T) {
-	for _, refusal := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.ENOSPC} {
+	for _, refusal := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.ENOSPC, 0} {
 		mem, storage, cache := drainedCache(t, 7, 64<<20, nil)
 		options := testOptions()
 		options.Cache, options.SegmentBytes = cache, 4<<20
+		options.AllocateAheadOff = refusal == 0
 		p := mustOpen(t, storage, options)
 		allocations := 0
 		mem.Inject = func(op *engine.Op) error {
 			if op.Code == engine.OpAllocate {
 				allocations++
-				return refusal
+				return refusal // never 0: such a partition does not ask
 			}
 			return nil
 		}
@@ -154,10 +156,7 @@ func TestAllocateRefused(t *testing.T) {
 			}
 		}
 		segments := p.SegmentCount()
-		want := allocations == 1
-		if refusal == syscall.ENOSPC {
-			want = allocations == segments
-		}
+		want := allocations == map[syscall.Errno]int{syscall.EOPNOTSUPP: 1, syscall.ENOSPC: segments, 0: 0}[refusal]
 		if !want || segments < 3 {
 			t.Fatalf("%v: %d allocations over %d segments", refusal, allocations, segments)
 		}

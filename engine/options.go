@@ -71,6 +71,10 @@ type PartitionOptions struct {
 	// Journal and cache reads are never verified (the bytes were verified
 	// at admission and never left memory).
 	ReadChecksumsUnverified bool
+	// AllocateAheadOff: large appends never allocate the segment's space
+	// ahead (allocate.go); they extend the log as they go, one piece of a
+	// stream at a time (system.partition.allocate_ahead = false).
+	AllocateAheadOff bool
 	// JournalBytes is the initial size of each write buffer (0: 4 MiB).
 	JournalBytes int
 	// ReadBytes is the size of one disk read of a poll (0: 1 MiB).

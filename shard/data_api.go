@@ -122,6 +122,9 @@ type DataOptions struct {
 	// ReadChecksumsUnverified serves batches read from disk without
 	// verifying their checksums (engine.PartitionOptions).
 	ReadChecksumsUnverified bool
+	// AllocateAheadOff: partitions never allocate log space ahead of
+	// large appends (engine.PartitionOptions).
+	AllocateAheadOff bool
 	// Now gives the time retention compares against; nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -330,6 +330,7 @@ func (ds *DataShard) partitionOptions(key PartitionKey, config PartitionConfig) 
 		Durability:              durability,
 		RetryWrites:             ds.data.cluster != nil, // a committed entry is never skipped
 		ReadChecksumsUnverified: ds.data.options.ReadChecksumsUnverified,
+		AllocateAheadOff:        ds.data.options.AllocateAheadOff,
 		JournalBytes:            ds.data.options.JournalBytes,
 		DedupCount:              config.DedupCount,
 		DedupWindowMicros:       config.DedupWindowMicros,

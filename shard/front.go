@@ -50,7 +50,7 @@ func StartServer(options ServerOptions) (*Server, error) {
 	server.data, err = NewData(DataOptions{Directory: options.DataPath, Partitions: specs,
 		CacheBytes: options.CacheBytes, MaintenanceInterval: options.MaintenanceInterval, Logger: options.Logger,
 		OpenFilesMax: options.OpenFilesMax, OpenFilesReserve: openFilesReserve(options.ConnectionsMax),
-		ReadChecksumsUnverified: options.ReadChecksumsUnverified})
+		ReadChecksumsUnverified: options.ReadChecksumsUnverified, AllocateAheadOff: options.AllocateAheadOff})
 	if err != nil {
 		return nil, err
 	}

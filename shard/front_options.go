@@ -67,6 +67,9 @@ type ServerOptions struct {
 	// verifying their checksums (system.partition.validate_checksum =
 	// false). Appends are verified whatever it says.
 	ReadChecksumsUnverified bool
+	// AllocateAheadOff: large appends never allocate log space ahead
+	// (system.partition.allocate_ahead = false).
+	AllocateAheadOff bool
 	// FrameBytesMax is the largest request frame accepted (0: 64 MiB,
 	// the protocol's cap); a larger one closes the connection.
 	FrameBytesMax int
