@@ -67,7 +67,6 @@ type batchStream struct {
 	pieces     int
 	pieceOps   *[streamPiecesMax]Op
 	piecesBusy uint8
-	writes     int // final writes in flight (flushOp, headerOp)
 	// writeErr is the first failed write's error once the batch is
 	// complete (StreamFinish); the stream then fails with it.
 	writeErr error
@@ -76,12 +75,6 @@ type batchStream struct {
 	err       error
 	validator wire.BatchValidator
 	stamped   frameSums
-	// headerOp writes the header block(s) from header, a copy: the final
-	// data piece is written from the buffer at the same time, and a
-	// buffer lends itself to one write at a time (registered buffers).
-	// header is allocated by the first stream and kept until close.
-	headerOp Op
-	header   []byte
 }
 
 // streamFit reports whether a batch of length bytes may be streamed: as
@@ -126,7 +119,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.id++
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
-	s.written, s.writes, s.writeErr, s.err = s.headerEnd, 0, nil, nil
+	s.written, s.writeErr, s.err = s.headerEnd, nil, nil
 	invariant.Assert(s.pieces == 0 && s.piecesBusy == 0, "a new stream has no piece in flight")
 	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
 	p.allocateAhead(length)
@@ -242,7 +235,6 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	s.state = streamFinishing
 	p.streamed++
 	if s.pieces == 0 && s.written == s.headerEnd {
-		s.writes = 1
 		p.writeInflight(0, p.inflight.writeLength()) // whole, the last block padded with zeros
 		p.kicker.Kick()
 		return nil
@@ -253,7 +245,8 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 
 // streamRest writes a complete batch's data after the last piece (the
 // last block padded with zeros) when a piece may start, and its header
-// block(s) once no data piece is in flight.
+// block(s) once no data piece is in flight: from the journal, whose
+// only write they are then.
 func (p *Partition) streamRest() {
 	s := &p.stream
 	invariant.Assert(s.state == streamFinishing && s.writeErr == nil, "a complete batch's writes go on")
@@ -267,16 +260,7 @@ func (p *Partition) streamRest() {
 	if s.pieces > 0 {
 		return
 	}
-	if s.header == nil {
-		s.header = p.options.Allocate(streamHeaderBytesMax)
-	}
-	invariant.Assert(s.headerEnd <= len(s.header), "the header blocks fit their buffer")
-	s.writes = 1
-	s.headerOp.Code = OpWrite
-	s.headerOp.File = p.inflight.segment.logFile
-	s.headerOp.Buffer = s.header[:copy(s.header, p.inflight.data[:s.headerEnd])]
-	s.headerOp.Position = p.inflight.filePosition
-	p.storage.Submit(&s.headerOp)
+	p.writeInflight(0, s.headerEnd)
 	p.kicker.Kick()
 }
 
@@ -340,14 +324,11 @@ func (p *Partition) streamDrain() {
 // whole batch, or its header block(s).
 func (p *Partition) streamWriteDone(op *Op) {
 	s := &p.stream
-	invariant.Assert(s.state == streamFinishing && s.writes == 1 && s.pieces == 0, "a stream's final write completed")
+	invariant.Assert(s.state == streamFinishing && s.pieces == 0 && s.writeErr == nil, "a stream's final write completed")
 	if op.Err == nil {
 		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream write completed")
 	}
-	s.writes = 0
-	if op.Err != nil && s.writeErr == nil {
-		s.writeErr = op.Err
-	}
+	s.writeErr = op.Err
 	p.streamFinished()
 }
 
