@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
@@ -62,9 +63,8 @@ type batchStream struct {
 	// written is where the next data piece starts.
 	headerEnd int
 	written   int
-	// pieces counts the data pieces in flight, each on one of pieceOps
-	// (made by the first stream), whose busy ones are set in piecesBusy.
-	pieces     int
+	// piecesBusy sets the bits of pieceOps (made by the first stream)
+	// whose data piece is in flight.
 	pieceOps   *[streamPiecesMax]Op
 	piecesBusy uint8
 	// writeErr is the first failed write's error once the batch is
@@ -76,6 +76,9 @@ type batchStream struct {
 	validator wire.BatchValidator
 	stamped   frameSums
 }
+
+// pieces counts the stream's data pieces in flight.
+func (s *batchStream) pieces() int { return bits.OnesCount8(s.piecesBusy) }
 
 // streamFit reports whether a batch of length bytes may be streamed: as
 // piecesFit, and the partition never retries writes (a stream's op
@@ -120,7 +123,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
 	s.written, s.writeErr, s.err = s.headerEnd, nil, nil
-	invariant.Assert(s.pieces == 0 && s.piecesBusy == 0, "a new stream has no piece in flight")
+	invariant.Assert(s.piecesBusy == 0, "a new stream has no piece in flight")
 	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
 	p.allocateAhead(length)
 	return s.id, nil
@@ -159,7 +162,7 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 func (p *Partition) streamPiece() {
 	s := &p.stream
 	end := int(alignDown(int64(s.at + s.copied)))
-	if s.pieces == p.streamPiecesLimit() || p.fatal != nil || end-s.written < streamPieceBytesMin {
+	if s.pieces() == p.streamPiecesLimit() || p.fatal != nil || end-s.written < streamPieceBytesMin {
 		return
 	}
 	p.streamWrite(end)
@@ -180,24 +183,20 @@ func (p *Partition) streamPiecesLimit() int {
 // piece on a free one of the stream's piece ops.
 func (p *Partition) streamWrite(end int) {
 	s := &p.stream
-	invariant.Assert(s.pieces < p.streamPiecesLimit() && s.written < end, "a piece has an op and bytes")
+	invariant.Assert(s.pieces() < p.streamPiecesLimit() && s.written < end, "a piece has an op and bytes")
 	if s.pieceOps == nil {
 		s.pieceOps = new([streamPiecesMax]Op)
 		for index := range s.pieceOps {
 			s.pieceOps[index].Callback = p.streamPieceDone
 		}
 	}
-	slot := 0
-	for s.piecesBusy&(1<<slot) != 0 {
-		slot++
-	}
+	slot := bits.TrailingZeros8(^s.piecesBusy)
 	buffer := p.inflight
 	op := &s.pieceOps[slot]
 	op.Code, op.File, op.Buffer = OpWrite, buffer.segment.logFile, buffer.data[s.written:end]
 	op.Position = buffer.filePosition + int64(s.written)
 	op.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
 	s.piecesBusy |= 1 << slot
-	s.pieces++
 	s.written = end
 	p.storage.Submit(op)
 }
@@ -234,7 +233,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	p.pending.reset(buffer.segment, position, prefix)
 	s.state = streamFinishing
 	p.streamed++
-	if s.pieces == 0 && s.written == s.headerEnd {
+	if s.pieces() == 0 && s.written == s.headerEnd {
 		p.writeInflight(0, p.inflight.writeLength()) // whole, the last block padded with zeros
 		p.kicker.Kick()
 		return nil
@@ -251,13 +250,13 @@ func (p *Partition) streamRest() {
 	s := &p.stream
 	invariant.Assert(s.state == streamFinishing && s.writeErr == nil, "a complete batch's writes go on")
 	if end := p.inflight.writeLength(); s.written < end {
-		if s.pieces < p.streamPiecesLimit() {
+		if s.pieces() < p.streamPiecesLimit() {
 			p.streamWrite(end)
 			p.kicker.Kick()
 		}
 		return
 	}
-	if s.pieces > 0 {
+	if s.pieces() > 0 {
 		return
 	}
 	p.writeInflight(0, s.headerEnd)
@@ -287,7 +286,7 @@ func (p *Partition) StreamAbort(id uint64) {
 // once its pieces in flight completed.
 func (p *Partition) streamDrop() {
 	p.stream.state = streamAborting
-	if p.stream.pieces == 0 {
+	if p.stream.pieces() == 0 {
 		p.streamDrain()
 	}
 }
@@ -304,7 +303,7 @@ func (p *Partition) streamYield() { p.StreamAbort(p.stream.id) }
 // anything else is written there.
 func (p *Partition) streamDrain() {
 	s := &p.stream
-	invariant.Assert(s.state == streamAborting && s.pieces == 0, "a stream drains once its pieces completed")
+	invariant.Assert(s.state == streamAborting && s.pieces() == 0, "a stream drains once its pieces completed")
 	s.state = streamIdle
 	buffer := p.inflight
 	wrote := s.written > s.headerEnd
@@ -324,7 +323,7 @@ func (p *Partition) streamDrain() {
 // whole batch, or its header block(s).
 func (p *Partition) streamWriteDone(op *Op) {
 	s := &p.stream
-	invariant.Assert(s.state == streamFinishing && s.pieces == 0 && s.writeErr == nil, "a stream's final write completed")
+	invariant.Assert(s.state == streamFinishing && s.pieces() == 0 && s.writeErr == nil, "a stream's final write completed")
 	if op.Err == nil {
 		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream write completed")
 	}
@@ -341,9 +340,8 @@ func (p *Partition) streamPieceDone(op *Op) {
 	for op != &s.pieceOps[slot] {
 		slot++
 	}
-	invariant.Assert(s.piecesBusy&(1<<slot) != 0 && s.pieces > 0, "a stream's data piece was in flight")
+	invariant.Assert(s.piecesBusy&(1<<slot) != 0, "a stream's data piece was in flight")
 	s.piecesBusy &^= 1 << slot
-	s.pieces--
 	if op.Err == nil {
 		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream piece completed")
 	}
@@ -354,14 +352,14 @@ func (p *Partition) streamPieceDone(op *Op) {
 	case s.state == streamReceiving:
 		p.streamPiece()
 	case s.state == streamAborting:
-		if s.pieces == 0 {
+		if s.pieces() == 0 {
 			p.streamDrain()
 		}
 	case op.Err != nil || s.writeErr != nil:
 		if s.writeErr == nil {
 			s.writeErr = op.Err
 		}
-		if s.pieces == 0 {
+		if s.pieces() == 0 {
 			p.streamFinished()
 		}
 	default:
