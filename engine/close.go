@@ -91,7 +91,7 @@ func (c *closer) stepDone(op *Op) {
 				"file", p.active().logPath(p.options.Directory), "error", op.Err)
 		} else {
 			p.active().spaceAhead = false
-			p.active().spaceCut()
+			p.spaceCut(p.active())
 		}
 		c.next()
 		return
