@@ -34,7 +34,10 @@ type allocator struct {
 	p  *Partition
 	op Op
 	// segment is the one the allocation in flight is for; nil when idle.
+	// cut is set when its file is cut back meanwhile: the allocation may
+	// take effect before the cut, which then drops its space.
 	segment *segment
+	cut     bool
 	// batches is how many of the current batch the next allocation
 	// reaches past it.
 	batches int64
@@ -84,12 +87,14 @@ func (p *Partition) allocateAhead(length int) {
 // allocated completes an allocation; a roll or Close that waited for it
 // goes on.
 func (a *allocator) allocated(op *Op) {
-	p, target := a.p, a.segment
+	p, target, cut := a.p, a.segment, a.cut
 	invariant.Assert(target != nil, "an allocation completes while in flight")
-	a.segment = nil
+	a.segment, a.cut = nil, false
 	switch {
 	case op.Err == nil:
-		target.allocated = max(target.allocated, op.Position)
+		if !cut {
+			target.allocated = max(target.allocated, op.Position)
+		}
 	case errors.Is(op.Err, syscall.EOPNOTSUPP) || errors.Is(op.Err, syscall.ENOSYS):
 		a.off = true
 		p.logger.Info("the file system cannot allocate space ahead; large appends extend the log as they go",
@@ -103,8 +108,12 @@ func (a *allocator) allocated(op *Op) {
 	p.resume()
 }
 
-// spaceCut records that segment's file was cut back to its batches (or
-// is being): later allocations start from there again.
-func (s *segment) spaceCut() {
-	s.allocated = s.sizeBytes
+// spaceCut records that target's file was cut back to its batches (or
+// is being): later allocations start from there again, and one in
+// flight for it counts for nothing.
+func (p *Partition) spaceCut(target *segment) {
+	target.allocated = target.sizeBytes
+	if p.space.busy() && p.space.segment == target {
+		p.space.cut = true
+	}
 }

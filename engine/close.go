@@ -58,14 +58,13 @@ func (p *Partition) releaseBuffers() {
 			p.buffers[index].giveBack()
 		}
 	}
-	for _, buffer := range [][]byte{p.index.buffer, p.read.buffer, p.offsets.buffer, p.read.ahead.buffer,
-		p.stream.header} {
+	for _, buffer := range [][]byte{p.index.buffer, p.read.buffer, p.offsets.buffer, p.read.ahead.buffer} {
 		if buffer != nil { // allocated on first use
 			p.options.Release(buffer)
 		}
 	}
 	p.index.buffer, p.read.buffer, p.offsets.buffer = nil, nil, nil
-	p.read.ahead.buffer, p.stream.header = nil, nil
+	p.read.ahead.buffer = nil
 }
 
 func (c *closer) next() {
@@ -92,7 +91,7 @@ func (c *closer) stepDone(op *Op) {
 				"file", p.active().logPath(p.options.Directory), "error", op.Err)
 		} else {
 			p.active().spaceAhead = false
-			p.active().spaceCut()
+			p.spaceCut(p.active())
 		}
 		c.next()
 		return

@@ -118,7 +118,8 @@
 // A large batch may also be appended while its request still arrives
 // (StreamOpen, StreamFeed, StreamFinish; stream.go): data pieces after
 // its header block(s) are written as bytes arrive and are validated, the
-// header block(s) and the last data last, and no other append is
+// last data at the end and the header block(s) once every piece was
+// written, and no other append is
 // admitted meanwhile (ErrBusy). A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.

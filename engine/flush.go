@@ -218,7 +218,7 @@ func (p *Partition) truncateTail(segment *segment) {
 	p.flushOp.File = segment.logFile
 	p.flushOp.Buffer = nil
 	p.flushOp.Position = segment.sizeBytes
-	segment.spaceCut()
+	p.spaceCut(segment)
 	p.storage.Submit(&p.flushOp)
 }
 

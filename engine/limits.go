@@ -152,11 +152,6 @@ const (
 // (each waits for the file's writes in flight) stay rare.
 const allocateAheadBytesMax = 64 << 20
 
-// streamHeaderBytesMax sizes the copy a streamed batch's header block(s)
-// are written from: a batch header starting anywhere in a block ends in
-// the next one at the latest.
-const streamHeaderBytesMax = 2 * blockBytes
-
 // walkAheadFrames is how far ahead of the layout walk of a pieced batch
 // frame headers are loaded: enough misses in flight to hide most of the
 // latency of another core's cache, few enough to stay within the record

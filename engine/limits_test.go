@@ -39,6 +39,7 @@ func TestLimits(t *testing.T) {
 	check(cacheEntriesMax > 0 && cacheBytesDefault > 0, "the cache has room")
 	check(streamPieceBytesMin%blockBytes == 0 && streamPieceBytesMin <= piecesRecordBytesMin,
 		"a streamed batch's data pieces are whole blocks, and a streamed batch has room for one")
+	check(streamPiecesMax >= 1 && streamPiecesMax <= 8, "a stream's piece ops are the bits of its uint8 piecesBusy")
 	check(journalBatchesMax <= cacheEntriesMax, "the batches of one written journal fit the entry ring together")
 	check(cacheChunkBytes%blockBytes == 0 && cacheBytesDefault%cacheChunkBytes == 0, "the cache grows by whole blocks and its default is whole chunks")
 	check(cacheBytesDefault/4 >= journalBytesDefault, "the default cache takes a full default journal's batch")

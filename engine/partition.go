@@ -141,7 +141,6 @@ func OpenPartition(storage Storage, options PartitionOptions, done func(*Partiti
 	p.buffers[1] = newWriteBuffer(options.JournalBytes, options.Allocate, options.Release)
 	p.pending = &p.buffers[0]
 	p.flushOp.Callback = p.flushCallback
-	p.stream.headerOp.Callback = p.flushCallback
 	p.roll.init(p)
 	p.index.init(p)
 	p.read.init(p)

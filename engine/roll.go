@@ -115,7 +115,7 @@ func (r *roller) stepDone(op *Op) {
 	case rollTruncateLog:
 		active := r.p.active()
 		active.spaceAhead = false
-		active.spaceCut()
+		r.p.spaceCut(active)
 	case rollOpenLog:
 		r.next.logFile = File(op.Result)
 	case rollOpenIndex:

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
@@ -62,12 +63,10 @@ type batchStream struct {
 	// written is where the next data piece starts.
 	headerEnd int
 	written   int
-	// pieces counts the data pieces in flight, each on one of pieceOps
-	// (made by the first stream), whose busy ones are set in piecesBusy.
-	pieces     int
+	// piecesBusy sets the bits of pieceOps (made by the first stream)
+	// whose data piece is in flight.
 	pieceOps   *[streamPiecesMax]Op
 	piecesBusy uint8
-	writes     int // final writes in flight (flushOp, headerOp)
 	// writeErr is the first failed write's error once the batch is
 	// complete (StreamFinish); the stream then fails with it.
 	writeErr error
@@ -76,13 +75,10 @@ type batchStream struct {
 	err       error
 	validator wire.BatchValidator
 	stamped   frameSums
-	// headerOp writes the header block(s) from header, a copy: the final
-	// data piece is written from the buffer at the same time, and a
-	// buffer lends itself to one write at a time (registered buffers).
-	// header is allocated by the first stream and kept until close.
-	headerOp Op
-	header   []byte
 }
+
+// pieces counts the stream's data pieces in flight.
+func (s *batchStream) pieces() int { return bits.OnesCount8(s.piecesBusy) }
 
 // streamFit reports whether a batch of length bytes may be streamed: as
 // piecesFit, and the partition never retries writes (a stream's op
@@ -126,8 +122,8 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.id++
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
-	s.written, s.writes, s.writeErr, s.err = s.headerEnd, 0, nil, nil
-	invariant.Assert(s.pieces == 0 && s.piecesBusy == 0, "a new stream has no piece in flight")
+	s.written, s.writeErr, s.err = s.headerEnd, nil, nil
+	invariant.Assert(s.piecesBusy == 0, "a new stream has no piece in flight")
 	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
 	p.allocateAhead(length)
 	return s.id, nil
@@ -166,7 +162,7 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 func (p *Partition) streamPiece() {
 	s := &p.stream
 	end := int(alignDown(int64(s.at + s.copied)))
-	if s.pieces == p.streamPiecesLimit() || p.fatal != nil || end-s.written < streamPieceBytesMin {
+	if s.pieces() == p.streamPiecesLimit() || p.fatal != nil || end-s.written < streamPieceBytesMin {
 		return
 	}
 	p.streamWrite(end)
@@ -187,24 +183,20 @@ func (p *Partition) streamPiecesLimit() int {
 // piece on a free one of the stream's piece ops.
 func (p *Partition) streamWrite(end int) {
 	s := &p.stream
-	invariant.Assert(s.pieces < p.streamPiecesLimit() && s.written < end, "a piece has an op and bytes")
+	invariant.Assert(s.pieces() < p.streamPiecesLimit() && s.written < end, "a piece has an op and bytes")
 	if s.pieceOps == nil {
 		s.pieceOps = new([streamPiecesMax]Op)
 		for index := range s.pieceOps {
 			s.pieceOps[index].Callback = p.streamPieceDone
 		}
 	}
-	slot := 0
-	for s.piecesBusy&(1<<slot) != 0 {
-		slot++
-	}
+	slot := bits.TrailingZeros8(^s.piecesBusy)
 	buffer := p.inflight
 	op := &s.pieceOps[slot]
 	op.Code, op.File, op.Buffer = OpWrite, buffer.segment.logFile, buffer.data[s.written:end]
 	op.Position = buffer.filePosition + int64(s.written)
 	op.InPlace = buffer.lender != nil // a lent region stays mapped until the write ends
 	s.piecesBusy |= 1 << slot
-	s.pieces++
 	s.written = end
 	p.storage.Submit(op)
 }
@@ -241,8 +233,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	p.pending.reset(buffer.segment, position, prefix)
 	s.state = streamFinishing
 	p.streamed++
-	if s.pieces == 0 && s.written == s.headerEnd {
-		s.writes = 1
+	if s.pieces() == 0 && s.written == s.headerEnd {
 		p.writeInflight(0, p.inflight.writeLength()) // whole, the last block padded with zeros
 		p.kicker.Kick()
 		return nil
@@ -253,30 +244,22 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 
 // streamRest writes a complete batch's data after the last piece (the
 // last block padded with zeros) when a piece may start, and its header
-// block(s) once no data piece is in flight.
+// block(s) once no data piece is in flight: from the journal, whose
+// only write they are then.
 func (p *Partition) streamRest() {
 	s := &p.stream
 	invariant.Assert(s.state == streamFinishing && s.writeErr == nil, "a complete batch's writes go on")
 	if end := p.inflight.writeLength(); s.written < end {
-		if s.pieces < p.streamPiecesLimit() {
+		if s.pieces() < p.streamPiecesLimit() {
 			p.streamWrite(end)
 			p.kicker.Kick()
 		}
 		return
 	}
-	if s.pieces > 0 {
+	if s.pieces() > 0 {
 		return
 	}
-	if s.header == nil {
-		s.header = p.options.Allocate(streamHeaderBytesMax)
-	}
-	invariant.Assert(s.headerEnd <= len(s.header), "the header blocks fit their buffer")
-	s.writes = 1
-	s.headerOp.Code = OpWrite
-	s.headerOp.File = p.inflight.segment.logFile
-	s.headerOp.Buffer = s.header[:copy(s.header, p.inflight.data[:s.headerEnd])]
-	s.headerOp.Position = p.inflight.filePosition
-	p.storage.Submit(&s.headerOp)
+	p.writeInflight(0, s.headerEnd)
 	p.kicker.Kick()
 }
 
@@ -303,7 +286,7 @@ func (p *Partition) StreamAbort(id uint64) {
 // once its pieces in flight completed.
 func (p *Partition) streamDrop() {
 	p.stream.state = streamAborting
-	if p.stream.pieces == 0 {
+	if p.stream.pieces() == 0 {
 		p.streamDrain()
 	}
 }
@@ -320,7 +303,7 @@ func (p *Partition) streamYield() { p.StreamAbort(p.stream.id) }
 // anything else is written there.
 func (p *Partition) streamDrain() {
 	s := &p.stream
-	invariant.Assert(s.state == streamAborting && s.pieces == 0, "a stream drains once its pieces completed")
+	invariant.Assert(s.state == streamAborting && s.pieces() == 0, "a stream drains once its pieces completed")
 	s.state = streamIdle
 	buffer := p.inflight
 	wrote := s.written > s.headerEnd
@@ -340,14 +323,11 @@ func (p *Partition) streamDrain() {
 // whole batch, or its header block(s).
 func (p *Partition) streamWriteDone(op *Op) {
 	s := &p.stream
-	invariant.Assert(s.state == streamFinishing && s.writes == 1 && s.pieces == 0, "a stream's final write completed")
+	invariant.Assert(s.state == streamFinishing && s.pieces() == 0 && s.writeErr == nil, "a stream's final write completed")
 	if op.Err == nil {
 		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream write completed")
 	}
-	s.writes = 0
-	if op.Err != nil && s.writeErr == nil {
-		s.writeErr = op.Err
-	}
+	s.writeErr = op.Err
 	p.streamFinished()
 }
 
@@ -360,9 +340,8 @@ func (p *Partition) streamPieceDone(op *Op) {
 	for op != &s.pieceOps[slot] {
 		slot++
 	}
-	invariant.Assert(s.piecesBusy&(1<<slot) != 0 && s.pieces > 0, "a stream's data piece was in flight")
+	invariant.Assert(s.piecesBusy&(1<<slot) != 0, "a stream's data piece was in flight")
 	s.piecesBusy &^= 1 << slot
-	s.pieces--
 	if op.Err == nil {
 		invariant.Assert(op.Result == int64(len(op.Buffer)), "whole stream piece completed")
 	}
@@ -373,14 +352,14 @@ func (p *Partition) streamPieceDone(op *Op) {
 	case s.state == streamReceiving:
 		p.streamPiece()
 	case s.state == streamAborting:
-		if s.pieces == 0 {
+		if s.pieces() == 0 {
 			p.streamDrain()
 		}
 	case op.Err != nil || s.writeErr != nil:
 		if s.writeErr == nil {
 			s.writeErr = op.Err
 		}
-		if s.pieces == 0 {
+		if s.pieces() == 0 {
 			p.streamFinished()
 		}
 	default:
