@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/whippetio/whippet/internal/invariant"
@@ -95,10 +96,13 @@ func (a *allocator) allocated(op *Op) {
 		if !cut {
 			target.allocated = max(target.allocated, op.Position)
 		}
+	case errors.Is(op.Err, syscall.EINTR): // the next large batch asks again
 	case errors.Is(op.Err, syscall.EOPNOTSUPP) || errors.Is(op.Err, syscall.ENOSYS):
 		a.off = true
-		p.logger.Info("the file system cannot allocate space ahead; large appends extend the log as they go",
-			"error", op.Err)
+		if !allocateRefusedLogged.Swap(true) { // once per process, not per partition
+			p.logger.Info("the file system cannot allocate space ahead; large appends extend the log as they go",
+				"error", op.Err)
+		}
 	default:
 		a.failed = target
 		p.logger.Warn("allocating log space ahead failed; the segment's writes extend it as they go",
@@ -106,6 +110,24 @@ func (a *allocator) allocated(op *Op) {
 	}
 	p.roll.drained()
 	p.resume()
+}
+
+// allocateRefusedLogged is set once a partition logged that its file
+// system cannot allocate: the others refused alike say nothing.
+var allocateRefusedLogged atomic.Bool
+
+// cutDone ends the cut of the active log back to its batches at a roll
+// or Close (at). A failed cut leaves zeros past them, which recovery
+// takes for the clean end.
+func (p *Partition) cutDone(op *Op, at string) {
+	active := p.active()
+	if op.Err != nil {
+		p.logger.Warn("cutting allocated space off the log failed", "at", at,
+			"file", active.logPath(p.options.Directory), "error", op.Err)
+		return
+	}
+	active.spaceAhead = false
+	p.spaceCut(active)
 }
 
 // spaceCut records that target's file was cut back to its batches (or

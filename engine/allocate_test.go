@@ -128,11 +128,12 @@ func TestLargeAppendsAllocateAhead(t *testing.T) {
 // TestAllocateRefused: a file system without fallocate (EOPNOTSUPP) is
 // asked once per partition and its large appends go on as before, the
 // log never longer than its last block; a failed allocation (ENOSPC) is
-// not retried on its segment, asked again on the next one; a partition
-// told not to (AllocateAheadOff, refusal 0 here) never asks. Every
-// message reads back after a reopen.
+// not retried on its segment, asked again on the next one; an
+// interrupted one (EINTR) is asked again by the next large batch; a
+// partition told not to (AllocateAheadOff, refusal 0 here) never asks.
+// Every message reads back after a reopen.
 func TestAllocateRefused(t *testing.T) {
-	for _, refusal := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.ENOSPC, 0} {
+	for _, refusal := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.ENOSPC, syscall.EINTR, 0} {
 		mem, storage, cache := drainedCache(t, 7, 64<<20, nil)
 		options := testOptions()
 		options.Cache, options.SegmentBytes = cache, 4<<20
@@ -157,6 +158,9 @@ func TestAllocateRefused(t *testing.T) {
 		}
 		segments := p.SegmentCount()
 		want := allocations == map[syscall.Errno]int{syscall.EOPNOTSUPP: 1, syscall.ENOSPC: segments, 0: 0}[refusal]
+		if refusal == syscall.EINTR {
+			want = allocations > segments // more than one large batch per segment asked
+		}
 		if !want || segments < 3 {
 			t.Fatalf("%v: %d allocations over %d segments", refusal, allocations, segments)
 		}
@@ -302,4 +306,40 @@ func TestAllocationCutWhileInFlight(t *testing.T) {
 	if raced == 0 {
 		t.Fatal("no seed completed the allocation between the dropped stream's cut and its effect")
 	}
+}
+
+// TestAllocatedSpaceCutFails fails the cut of a full segment's log at its
+// roll and of the active one at Close: each is logged once and neither
+// stops its roll or Close; whatever zeros they left past the batches are
+// the clean end a reopen cuts, quietly, with every message kept.
+func TestAllocatedSpaceCutFails(t *testing.T) {
+	mem, storage, cache := drainedCache(t, 3, 64<<20, nil)
+	warnings := 0
+	options := testOptions()
+	options.Cache, options.SegmentBytes = cache, 4<<20
+	options.Logger = slog.New(warnCounter{count: &warnings})
+	p := mustOpen(t, storage, options)
+	cuts := 0
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpTruncate && op.Position > 0 {
+			cuts++
+			return syscall.EIO
+		}
+		return nil
+	}
+	serial := uint64(0)
+	for batch := range 8 {
+		appendLarge(t, mem, p, &serial, batch%2 == 0, uint64(batch))
+	}
+	closePartition(t, storage, p)
+	logs := logFiles(mem, options.Directory)
+	if cuts != len(logs) || warnings != cuts || len(logs) < 2 {
+		t.Fatalf("%d cuts failed, %d warnings, %d segments; want one of each per segment", cuts, warnings, len(logs))
+	}
+	mem.Inject, warnings = nil, 0
+	reopened := mustOpen(t, storage, options)
+	if reopened.TornBytes() != 0 || warnings != 0 {
+		t.Fatalf("reopened with %d torn bytes and %d warnings", reopened.TornBytes(), warnings)
+	}
+	checkMessages(t, storage, reopened, 0, serial)
 }

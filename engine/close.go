@@ -86,13 +86,7 @@ func (c *closer) stepDone(op *Op) {
 	p := c.p
 	if c.cut {
 		c.cut = false
-		if op.Err != nil { // the zeros stay: recovery takes them for a clean end
-			p.logger.Warn("cutting allocated space off the log at close failed",
-				"file", p.active().logPath(p.options.Directory), "error", op.Err)
-		} else {
-			p.active().spaceAhead = false
-			p.spaceCut(p.active())
-		}
+		p.cutDone(op, "close")
 		c.next()
 		return
 	}

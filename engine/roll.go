@@ -100,22 +100,17 @@ func (r *roller) step() {
 }
 
 func (r *roller) stepDone(op *Op) {
-	if op.Err != nil && r.stage == rollTruncateLog {
-		// The zeros past the batches stay: recovery takes them for the
-		// sealed segment's clean end.
-		r.p.logger.Warn("cutting allocated space off a sealed segment failed",
-			"file", r.p.active().logPath(r.p.options.Directory), "error", op.Err)
-		op.Err = nil
+	if r.stage == rollTruncateLog {
+		r.p.cutDone(op, "roll") // a failed cut does not stop the roll
+		r.stage++
+		r.step()
+		return
 	}
 	if op.Err != nil {
 		r.failed(op)
 		return
 	}
 	switch r.stage {
-	case rollTruncateLog:
-		active := r.p.active()
-		active.spaceAhead = false
-		r.p.spaceCut(active)
 	case rollOpenLog:
 		r.next.logFile = File(op.Result)
 	case rollOpenIndex:
