@@ -45,6 +45,20 @@ func zeroTail(file []byte) int {
 // and the seeds fixed).
 func endsAtBatch(file []byte) bool { return len(file) > 0 && zeroTail(file) <= 1 }
 
+// allocatingPartition returns in-memory storage and the options of a
+// partition with a cache (its large batches go to lent regions), 4 MiB
+// segments and durability, whose warnings are counted.
+func allocatingPartition(t *testing.T, seed uint64, durability engine.Durability) (*enginetest.MemStorage, memBackend,
+	engine.PartitionOptions, *int) {
+	t.Helper()
+	mem, storage, cache := drainedCache(t, seed, 64<<20, nil)
+	warnings := new(int)
+	options := testOptions()
+	options.Cache, options.SegmentBytes, options.Durability = cache, 4<<20, durability
+	options.Logger = slog.New(warnCounter{count: warnings})
+	return mem, storage, options, warnings
+}
+
 // appendLarge appends a large batch, streamed or whole (then pieced), and
 // completes every op; a full active segment first rolls with a small batch.
 func appendLarge(t *testing.T, mem *enginetest.MemStorage, p *engine.Partition, serial *uint64, streamed bool,
@@ -78,14 +92,11 @@ func appendLarge(t *testing.T, mem *enginetest.MemStorage, p *engine.Partition, 
 // closed file would), and a reopen finds every message and no torn bytes.
 func TestLargeAppendsAllocateAhead(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		mem, storage, cache := drainedCache(t, seed, 64<<20, nil)
-		warnings := 0
-		options := testOptions()
-		options.Cache, options.SegmentBytes = cache, 4<<20
-		options.Logger = slog.New(warnCounter{count: &warnings})
+		durability := engine.DurabilityPersisted
 		if seed%2 == 0 {
-			options.Durability = engine.DurabilityWritten
+			durability = engine.DurabilityWritten
 		}
+		mem, storage, options, warnings := allocatingPartition(t, seed, durability)
 		p := mustOpen(t, storage, options)
 		allocations, ahead := 0, 0
 		mem.Inject = func(op *engine.Op) error {
@@ -118,8 +129,8 @@ func TestLargeAppendsAllocateAhead(t *testing.T) {
 			}
 		}
 		reopened := mustOpen(t, storage, options)
-		if reopened.TornBytes() != 0 || warnings != 0 {
-			t.Fatalf("seed %d: reopened with %d torn bytes, %d warnings", seed, reopened.TornBytes(), warnings)
+		if reopened.TornBytes() != 0 || *warnings != 0 {
+			t.Fatalf("seed %d: reopened with %d torn bytes, %d warnings", seed, reopened.TornBytes(), *warnings)
 		}
 		checkMessages(t, storage, reopened, 0, serial)
 	}
@@ -134,9 +145,7 @@ func TestLargeAppendsAllocateAhead(t *testing.T) {
 // Every message reads back after a reopen.
 func TestAllocateRefused(t *testing.T) {
 	for _, refusal := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.ENOSPC, syscall.EINTR, 0} {
-		mem, storage, cache := drainedCache(t, 7, 64<<20, nil)
-		options := testOptions()
-		options.Cache, options.SegmentBytes = cache, 4<<20
+		mem, storage, options, _ := allocatingPartition(t, 7, engine.DurabilityPersisted)
 		options.AllocateAheadOff = refusal == 0
 		p := mustOpen(t, storage, options)
 		allocations := 0
@@ -176,11 +185,7 @@ func TestAllocateRefused(t *testing.T) {
 // op met a closed file (it would warn), and everything reads back.
 func TestHeldAllocationStopsRollPurgeAndClose(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		mem, storage, cache := drainedCache(t, seed, 64<<20, nil)
-		warnings := 0
-		options := testOptions()
-		options.Cache, options.SegmentBytes = cache, 4<<20
-		options.Logger = slog.New(warnCounter{count: &warnings})
+		mem, storage, options, warnings := allocatingPartition(t, seed, engine.DurabilityPersisted)
 		p := mustOpen(t, storage, options)
 		held := true
 		mem.Hold = func(op *engine.Op) bool { return held && op.Code == engine.OpAllocate }
@@ -241,9 +246,9 @@ func TestHeldAllocationStopsRollPurgeAndClose(t *testing.T) {
 		held = false
 		storage.drain()
 		logs := logFiles(mem, options.Directory)
-		if file, _ := mem.File(logs[len(logs)-1]); !closed || !endsAtBatch(file) || warnings != 0 {
+		if file, _ := mem.File(logs[len(logs)-1]); !closed || !endsAtBatch(file) || *warnings != 0 {
 			t.Fatalf("seed %d: closed %v, the log's %d bytes end in %d zeros, %d warnings", seed, closed, len(file),
-				zeroTail(file), warnings)
+				zeroTail(file), *warnings)
 		}
 		checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
 	}
@@ -313,11 +318,7 @@ func TestAllocationCutWhileInFlight(t *testing.T) {
 // stops its roll or Close; whatever zeros they left past the batches are
 // the clean end a reopen cuts, quietly, with every message kept.
 func TestAllocatedSpaceCutFails(t *testing.T) {
-	mem, storage, cache := drainedCache(t, 3, 64<<20, nil)
-	warnings := 0
-	options := testOptions()
-	options.Cache, options.SegmentBytes = cache, 4<<20
-	options.Logger = slog.New(warnCounter{count: &warnings})
+	mem, storage, options, warnings := allocatingPartition(t, 3, engine.DurabilityPersisted)
 	p := mustOpen(t, storage, options)
 	cuts := 0
 	mem.Inject = func(op *engine.Op) error {
@@ -333,13 +334,13 @@ func TestAllocatedSpaceCutFails(t *testing.T) {
 	}
 	closePartition(t, storage, p)
 	logs := logFiles(mem, options.Directory)
-	if cuts != len(logs) || warnings != cuts || len(logs) < 2 {
-		t.Fatalf("%d cuts failed, %d warnings, %d segments; want one of each per segment", cuts, warnings, len(logs))
+	if cuts != len(logs) || *warnings != cuts || len(logs) < 2 {
+		t.Fatalf("%d cuts failed, %d warnings, %d segments; want one of each per segment", cuts, *warnings, len(logs))
 	}
-	mem.Inject, warnings = nil, 0
+	mem.Inject, *warnings = nil, 0
 	reopened := mustOpen(t, storage, options)
-	if reopened.TornBytes() != 0 || warnings != 0 {
-		t.Fatalf("reopened with %d torn bytes and %d warnings", reopened.TornBytes(), warnings)
+	if reopened.TornBytes() != 0 || *warnings != 0 {
+		t.Fatalf("reopened with %d torn bytes and %d warnings", reopened.TornBytes(), *warnings)
 	}
 	checkMessages(t, storage, reopened, 0, serial)
 }
