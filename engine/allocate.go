@@ -47,6 +47,9 @@ type allocator struct {
 	// segment whose allocation failed otherwise (ENOSPC): not retried on it.
 	off    bool
 	failed *segment
+	// recent is set by each large batch and cleared by TrimSpace: a
+	// partition that saw none between two calls went idle.
+	recent bool
 }
 
 // busy reports an allocation in flight: its segment's file must stay
@@ -65,6 +68,7 @@ func (p *Partition) allocateAhead(length int) {
 		a.op.Callback = a.allocated
 		p.space = a
 	}
+	a.recent = true
 	active := p.active()
 	if a.off || a.busy() || a.failed == active {
 		return
@@ -84,6 +88,34 @@ func (p *Partition) allocateAhead(length int) {
 	a.op.Code, a.op.File, a.op.Position, a.op.Buffer = OpAllocate, active.logFile, target, nil
 	p.storage.Submit(&a.op)
 }
+
+// TrimSpace gives back the space allocated ahead of an idle partition:
+// when no large batch came since its last call (the shard's maintenance
+// pass) and nothing is written, streamed, rolled or allocated, the
+// active log is cut back to its batches, and the next large batch
+// allocates from 8 batches ahead again. Appends meanwhile wait for the
+// cut, as after a failed write.
+func (p *Partition) TrimSpace() {
+	a := p.space
+	if a == nil || p.state != stateOpen || p.fatal != nil {
+		return
+	}
+	if a.recent {
+		a.recent = false
+		return
+	}
+	active := p.active()
+	if !active.spaceAhead || !p.Settled() || a.busy() { // Settled: no write, stream or roll
+		return
+	}
+	active.spaceAhead = false
+	a.batches = allocateAheadBatchesMin
+	p.trimmed++
+	p.truncateTail(active)
+}
+
+// SpaceTrims counts the cuts TrimSpace made since the partition opened.
+func (p *Partition) SpaceTrims() uint64 { return p.trimmed }
 
 // allocated completes an allocation; a roll or Close that waited for it
 // goes on.

@@ -344,3 +344,66 @@ func TestAllocatedSpaceCutFails(t *testing.T) {
 	}
 	checkMessages(t, storage, reopened, 0, serial)
 }
+
+// TestIdlePartitionTrimsItsSpace: TrimSpace (the shard's maintenance
+// pass) cuts the space allocated ahead off the active log of a partition
+// that saw no large batch since the previous call, never while a stream
+// is open; an append meanwhile waits for the cut and lands; the next
+// large batch allocates again, and everything reads back after a reopen.
+func TestIdlePartitionTrimsItsSpace(t *testing.T) {
+	mem, storage, options, warnings := allocatingPartition(t, 5, engine.DurabilityPersisted)
+	options.SegmentBytes = 64 << 20
+	p := mustOpen(t, storage, options)
+	allocations := 0
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpAllocate {
+			allocations++
+		}
+		return nil
+	}
+	serial := uint64(0)
+	activeLog := func() []byte {
+		file, _ := mem.File(firstLog)
+		return file
+	}
+	appendLarge(t, mem, p, &serial, true, 1)
+	p.TrimSpace() // a large batch came since the partition opened
+	storage.drain()
+	if zeroTail(activeLog()) <= 4096 || p.SpaceTrims() != 0 {
+		t.Fatalf("after a large batch: %d zeros past the batches, %d trims; want the space kept", zeroTail(activeLog()),
+			p.SpaceTrims())
+	}
+	p.TrimSpace()
+	small := enginetest.Batch(6, randomMessages(newRandom(5), &serial, 2, 500)...)
+	done := 0
+	countingAppend(t, p, small, 30, &done) // waits for the cut
+	storage.drain()
+	if zeroTail(activeLog()) >= 4096 || p.SpaceTrims() != 1 || done != 1 {
+		t.Fatalf("idle: the log ends in %d zeros, %d trims, %d acks; want no more than the last block's padding, one cut and the append landed",
+			zeroTail(activeLog()), p.SpaceTrims(), done)
+	}
+	p.TrimSpace()
+	if p.SpaceTrims() != 1 {
+		t.Fatalf("%d trims of a log with no space ahead", p.SpaceTrims())
+	}
+	before := allocations
+	record := enginetest.Batch(5, largeMessages(&serial, 64)...)
+	f := openStream(t, mem, p, record, 2)
+	p.TrimSpace()
+	p.TrimSpace() // the stream is still open
+	storage.drain()
+	if p.SpaceTrims() != 1 || allocations == before {
+		t.Fatalf("with a stream open: %d trims, %d allocations since; want none and one", p.SpaceTrims(),
+			allocations-before)
+	}
+	if op, err := f.finish(new(int)); err != nil || op.Err != nil {
+		t.Fatalf("the stream: %v %v", err, op.Err)
+	}
+	storage.drain()
+	closePartition(t, storage, p)
+	reopened := mustOpen(t, storage, options)
+	if reopened.TornBytes() != 0 || *warnings != 0 {
+		t.Fatalf("reopened with %d torn bytes, %d warnings", reopened.TornBytes(), *warnings)
+	}
+	checkMessages(t, storage, reopened, 0, serial)
+}

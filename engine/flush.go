@@ -76,7 +76,7 @@ func (p *Partition) flushCallback(op *Op) {
 		p.streamWriteDone(op)
 	case flushTruncating:
 		if op.Err != nil {
-			p.logger.Warn("truncating after a failed write failed; the next write overwrites", "error", op.Err)
+			p.logger.Warn("cutting the log back to its batches failed; the next write overwrites", "error", op.Err)
 		}
 		p.flushPhase = flushIdle
 		p.startFlush()

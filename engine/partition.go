@@ -70,8 +70,9 @@ type Partition struct {
 	stream   batchStream
 	streamed uint64
 	// space allocates the active segment's space ahead of large batches
-	// (allocate.go); made by the first.
-	space *allocator
+	// (allocate.go); made by the first. trimmed counts TrimSpace's cuts.
+	space   *allocator
+	trimmed uint64
 }
 
 type partitionState uint8

@@ -429,9 +429,13 @@ func (ds *DataShard) retainDone(p *dataPartition) {
 	ds.schedule(p)
 }
 
-// maintain runs retention on every open partition with a limit.
+// maintain runs retention on every open partition with a limit, and
+// gives back the log space allocated ahead of partitions that went idle.
 func (ds *DataShard) maintain(now time.Time) {
 	for _, p := range ds.partitions {
+		if p.state == partitionOpen {
+			p.part.TrimSpace()
+		}
 		if p.state != partitionOpen || p.retaining || p.config.ExpiryMicros == 0 && p.config.SizeBytesMax == 0 {
 			continue
 		}
