@@ -97,7 +97,9 @@ func (p *Partition) allocateAhead(length int) {
 // cut, as after a failed write.
 func (p *Partition) TrimSpace() {
 	a := p.space
-	if a == nil || p.state != stateOpen || p.fatal != nil {
+	// A purge removes the file anyway; once started, there is no active
+	// segment until its fresh one is open.
+	if a == nil || p.state != stateOpen || p.fatal != nil || p.maintenance.blocksAppends() {
 		return
 	}
 	if a.recent {

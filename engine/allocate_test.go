@@ -407,3 +407,34 @@ func TestIdlePartitionTrimsItsSpace(t *testing.T) {
 	}
 	checkMessages(t, storage, reopened, 0, serial)
 }
+
+// TestTrimSpaceDuringPurge: a maintenance pass that comes while a purge
+// removes the segments (the partition has no active segment until the
+// fresh one is open) leaves the partition alone; the purge completes
+// and the partition appends again.
+func TestTrimSpaceDuringPurge(t *testing.T) {
+	mem, storage, options, warnings := allocatingPartition(t, 4, engine.DurabilityPersisted)
+	p := mustOpen(t, storage, options)
+	serial := uint64(0)
+	appendLarge(t, mem, p, &serial, true, 1)
+	p.TrimSpace() // a large batch came: the space is kept
+	purged := false
+	if err := p.Purge(&engine.MaintenanceOp{Done: func(*engine.MaintenanceOp) { purged = true }}); err != nil {
+		t.Fatal(err)
+	}
+	if storage.Pending() == 0 {
+		t.Fatal("the purge submitted nothing")
+	}
+	p.TrimSpace() // idle since the last call, and purging
+	storage.drain()
+	if !purged || p.OffsetNext() != 0 || p.SpaceTrims() != 0 {
+		t.Fatalf("purge done %v, next offset %d, %d trims", purged, p.OffsetNext(), p.SpaceTrims())
+	}
+	serial = 0
+	appendLarge(t, mem, p, &serial, false, 2)
+	closePartition(t, storage, p)
+	if *warnings != 0 {
+		t.Fatalf("%d warnings", *warnings)
+	}
+	checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
+}
