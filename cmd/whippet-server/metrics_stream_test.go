@@ -70,8 +70,8 @@ func TestMetricsStreamedSendsAndPollsInPlace(t *testing.T) {
 	if inPlace := value(t, families, "whippet_shard_poll_bytes_in_place_total", label); inPlace < perBatch*1000 {
 		t.Fatalf("poll bytes sent in place %v, want at least one batch's payload", inPlace)
 	}
-	// The gauge is published at the shard's data tick: a scrape may show
-	// a tick from before the last reply's send completed on the server.
+	// The gauge drops when the server handles a reply's send completion
+	// (its pins end then), which may come after the client read the reply.
 	deadline := time.Now().Add(5 * time.Second)
 	for pinned := value(t, families, "whippet_shard_cache_pinned_records", label); pinned != 0; {
 		if time.Now().After(deadline) {
