@@ -106,11 +106,13 @@ func (p *Partition) TrimSpace() {
 		a.recent = false
 		return
 	}
+	// allocated, not spaceAhead: a cut sets it back to the batches even
+	// when it fails, so a failed one is not retried every pass, while
+	// spaceAhead stays set for the roll or Close to cut again.
 	active := p.active()
-	if !active.spaceAhead || !p.Settled() || a.busy() { // Settled: no write, stream or roll
+	if active.allocated <= active.sizeBytes || !p.Settled() || a.busy() { // Settled: no write, stream or roll
 		return
 	}
-	active.spaceAhead = false
 	a.batches = allocateAheadBatchesMin
 	p.trimmed++
 	p.truncateTail(active)

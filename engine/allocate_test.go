@@ -439,3 +439,34 @@ func TestTrimSpaceDuringPurge(t *testing.T) {
 	}
 	checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
 }
+
+// TestFailedTrimLeavesTheCutToClose: a failed TrimSpace cut is logged
+// once and not retried by the next passes; Close still cuts the space
+// allocated ahead, so the closed log ends at its last batch.
+func TestFailedTrimLeavesTheCutToClose(t *testing.T) {
+	mem, storage, options, warnings := allocatingPartition(t, 6, engine.DurabilityPersisted)
+	options.SegmentBytes = 64 << 20
+	p := mustOpen(t, storage, options)
+	serial := uint64(0)
+	appendLarge(t, mem, p, &serial, false, 1)
+	failed := 0
+	mem.Inject = func(op *engine.Op) error {
+		if op.Code == engine.OpTruncate && failed == 0 {
+			failed++
+			return syscall.EIO
+		}
+		return nil
+	}
+	for range 4 { // the first clears the large batch's mark, the second cuts
+		p.TrimSpace()
+		storage.drain()
+	}
+	if failed != 1 || p.SpaceTrims() != 1 || *warnings != 1 {
+		t.Fatalf("%d cuts failed, %d trims, %d warnings; want one of each", failed, p.SpaceTrims(), *warnings)
+	}
+	closePartition(t, storage, p)
+	if file, _ := mem.File(firstLog); !endsAtBatch(file) || *warnings != 1 {
+		t.Fatalf("closed: the log's %d bytes end in %d zeros, %d warnings", len(file), zeroTail(file), *warnings)
+	}
+	checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
+}
