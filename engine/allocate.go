@@ -26,7 +26,8 @@ import (
 // read as zeros. A roll and a Close cut the file back to its batches (a
 // sealed segment is immutable and exact); a crash leaves the zeros,
 // which recovery takes for a clean end (recover_scan.go). A truncation
-// after a failed write or a dropped stream drops them as well.
+// after a failed write or a dropped stream drops them as well, and so
+// does the maintenance pass's TrimSpace once the partition went idle.
 
 // allocator issues a partition's allocations, one at a time. It is made
 // by the first large batch: partitions that never see one carry only
@@ -91,8 +92,8 @@ func (p *Partition) allocateAhead(length int) {
 
 // TrimSpace gives back the space allocated ahead of an idle partition:
 // when no large batch came since its last call (the shard's maintenance
-// pass) and nothing is written, streamed, rolled or allocated, the
-// active log is cut back to its batches, and the next large batch
+// pass) and nothing is written, streamed, rolled, allocated or purged,
+// the active log is cut back to its batches, and the next large batch
 // allocates from 8 batches ahead again. Appends meanwhile wait for the
 // cut, as after a failed write.
 func (p *Partition) TrimSpace() {
@@ -118,7 +119,8 @@ func (p *Partition) TrimSpace() {
 	p.truncateTail(active)
 }
 
-// SpaceTrims counts the cuts TrimSpace made since the partition opened.
+// SpaceTrims counts the cuts TrimSpace issued since the partition opened
+// (a failed one included).
 func (p *Partition) SpaceTrims() uint64 { return p.trimmed }
 
 // allocated completes an allocation; a roll or Close that waited for it
