@@ -106,7 +106,8 @@ type DataOptions struct {
 	// stalled write); 0: dataTickIntervalDefault.
 	TickInterval time.Duration
 	// MaintenanceInterval is how often retention (ExpiryMicros,
-	// SizeBytesMax) runs; 0: dataMaintenanceIntervalDefault.
+	// SizeBytesMax) and the give-back of idle partitions' space allocated
+	// ahead run; 0: dataMaintenanceIntervalDefault.
 	MaintenanceInterval time.Duration
 	// OpenFilesMax bounds the files the data plane holds open, all shards
 	// together (each gets an equal share): partitions' segment, offsets

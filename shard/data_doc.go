@@ -84,7 +84,9 @@ package shard
 // that appended, park ops, purge, open or belong to a group) Tick
 // (retrying a stalled write) and parked ops retry, so idle partitions cost
 // no tick; every MaintenanceInterval retention runs (ExpiryMicros,
-// SizeBytesMax) on partitions that have a limit.
+// SizeBytesMax) on partitions that have a limit, and partitions that saw
+// no large batch since the previous pass give back the log space
+// allocated ahead of them (engine TrimSpace).
 // OnStop closes every partition (writes drained, active segment synced),
 // driving the completions itself since the loop no longer turns.
 //
