@@ -470,3 +470,34 @@ func TestFailedTrimLeavesTheCutToClose(t *testing.T) {
 	}
 	checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
 }
+
+// TestActiveLogReadsAfterTrim: with no cache every poll reads the disk;
+// after TrimSpace cut the active log back to its batches (mid-block, so
+// the read of its last block comes back short) every message still
+// reads back, before and after another append and after a reopen.
+func TestActiveLogReadsAfterTrim(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		mem := enginetest.NewMemStorage(seed)
+		storage := memBackend{mem}
+		options := testOptions()
+		options.SegmentBytes, options.Durability = 64<<20, engine.DurabilityPersisted
+		p := mustOpen(t, storage, options)
+		serial := uint64(0)
+		appendLarge(t, mem, p, &serial, seed%2 == 0, seed)
+		p.TrimSpace()
+		p.TrimSpace()
+		storage.drain()
+		if file, _ := mem.File(firstLog); p.SpaceTrims() != 1 || len(file)%4096 == 0 || !endsAtBatch(file) {
+			t.Fatalf("seed %d: %d trims, the log's %d bytes end in %d zeros; want one cut to mid-block", seed,
+				p.SpaceTrims(), len(file), zeroTail(file))
+		}
+		checkMessages(t, storage, p, 0, serial)
+		small := enginetest.Batch(6, randomMessages(newRandom(seed), &serial, 2, 500)...)
+		if _, err := appendBatch(t, storage, p, small, 30); err != nil {
+			t.Fatal(err)
+		}
+		checkMessages(t, storage, p, 0, serial)
+		closePartition(t, storage, p)
+		checkMessages(t, storage, mustOpen(t, storage, options), 0, serial)
+	}
+}
