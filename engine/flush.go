@@ -76,7 +76,8 @@ func (p *Partition) flushCallback(op *Op) {
 		p.streamWriteDone(op)
 	case flushTruncating:
 		if op.Err != nil {
-			p.logger.Warn("cutting the log back to its batches failed; the next write overwrites", "error", op.Err)
+			p.logger.Warn("cutting the log back to its batches failed; the next write overwrites what lies past them, a roll or Close cuts it",
+				"error", op.Err)
 		}
 		p.flushPhase = flushIdle
 		p.startFlush()
