@@ -59,6 +59,18 @@ func allocatingPartition(t *testing.T, seed uint64, durability engine.Durability
 	return mem, storage, options, warnings
 }
 
+// reopenClean reopens a closed partition and checks that it finds no
+// torn bytes, that no warning was logged (since warnings was last
+// reset) and that it serves messages [0, end).
+func reopenClean(t *testing.T, storage memBackend, options engine.PartitionOptions, warnings *int, end uint64) {
+	t.Helper()
+	reopened := mustOpen(t, storage, options)
+	if reopened.TornBytes() != 0 || *warnings != 0 {
+		t.Fatalf("reopened with %d torn bytes and %d warnings", reopened.TornBytes(), *warnings)
+	}
+	checkMessages(t, storage, reopened, 0, end)
+}
+
 // appendLarge appends a large batch, streamed or whole (then pieced), and
 // completes every op; a full active segment first rolls with a small batch.
 func appendLarge(t *testing.T, mem *enginetest.MemStorage, p *engine.Partition, serial *uint64, streamed bool,
@@ -128,11 +140,7 @@ func TestLargeAppendsAllocateAhead(t *testing.T) {
 				t.Fatalf("seed %d: after Close %s (%d bytes) does not end at its last batch", seed, name, len(file))
 			}
 		}
-		reopened := mustOpen(t, storage, options)
-		if reopened.TornBytes() != 0 || *warnings != 0 {
-			t.Fatalf("seed %d: reopened with %d torn bytes, %d warnings", seed, reopened.TornBytes(), *warnings)
-		}
-		checkMessages(t, storage, reopened, 0, serial)
+		reopenClean(t, storage, options, warnings, serial)
 	}
 }
 
@@ -338,11 +346,7 @@ func TestAllocatedSpaceCutFails(t *testing.T) {
 		t.Fatalf("%d cuts failed, %d warnings, %d segments; want one of each per segment", cuts, *warnings, len(logs))
 	}
 	mem.Inject, *warnings = nil, 0
-	reopened := mustOpen(t, storage, options)
-	if reopened.TornBytes() != 0 || *warnings != 0 {
-		t.Fatalf("reopened with %d torn bytes and %d warnings", reopened.TornBytes(), *warnings)
-	}
-	checkMessages(t, storage, reopened, 0, serial)
+	reopenClean(t, storage, options, warnings, serial)
 }
 
 // TestIdlePartitionTrimsItsSpace: TrimSpace (the shard's maintenance
@@ -402,11 +406,7 @@ func TestIdlePartitionTrimsItsSpace(t *testing.T) {
 	}
 	storage.drain()
 	closePartition(t, storage, p)
-	reopened := mustOpen(t, storage, options)
-	if reopened.TornBytes() != 0 || *warnings != 0 {
-		t.Fatalf("reopened with %d torn bytes, %d warnings", reopened.TornBytes(), *warnings)
-	}
-	checkMessages(t, storage, reopened, 0, serial)
+	reopenClean(t, storage, options, warnings, serial)
 }
 
 // TestTrimSpaceDuringPurge: a maintenance pass that comes while a purge
