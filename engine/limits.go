@@ -127,14 +127,15 @@ const piecesRecordBytesMin = 2 * pieceBytes
 // (stream.go): arrived whole blocks wait until this many are ready, or
 // until the batch is complete. Receives of a large frame complete in
 // chunks of tens of KiB on loopback; a piece per chunk would add writes
-// that the disk, busy with the previous piece, cannot overlap anyway
-// (appending O_DIRECT writes at QD1).
+// for nothing: 64 KiB pieces measured level with 128 KiB ones
+// (bench/RESULTS.md).
 const streamPieceBytesMin = 128 << 10
 
 // streamPiecesMax bounds a stream's data pieces in flight. Into space
-// allocated ahead (allocate.go) they run at once on the device: 4 pieces
-// of ≥ 128 KiB measured ~1.3× the MB/s of one at a time on a virtio NVMe
-// disk (bench/RESULTS.md), 2 pieces ~1.1×.
+// allocated ahead (allocate.go) they run at once on the device: p1 with 4
+// pieces of ≥ 128 KiB measured 1.20× the MB/s of one at a time into a
+// growing file on a virtio NVMe disk (bench/RESULTS.md); 8 measured level
+// with 4.
 const streamPiecesMax = 4
 
 // allocateAheadBatchesMin and allocateAheadBatchesMax bound how many of

@@ -72,8 +72,8 @@ type PartitionOptions struct {
 	// at admission and never left memory).
 	ReadChecksumsUnverified bool
 	// AllocateAheadOff: large appends never allocate the segment's space
-	// ahead (allocate.go); they extend the log as they go, one piece of a
-	// stream at a time (system.partition.allocate_ahead = false).
+	// ahead (allocate.go); their writes extend the log as they go
+	// (system.partition.allocate_ahead = false).
 	AllocateAheadOff bool
 	// JournalBytes is the initial size of each write buffer (0: 4 MiB).
 	JournalBytes int
