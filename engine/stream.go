@@ -14,8 +14,10 @@ import (
 // every frame's XXH3, the producer's batch checksum) with the stamped
 // checksum computed alongside, and its whole blocks after the block(s)
 // holding the batch header are written as data pieces, up to
-// streamPiecesMax of them in flight (into space allocated ahead they run
-// at once on the device, allocate.go); they may complete in any order.
+// streamPiecesMax of them in flight when the journal is a region lent by
+// the cache, one at a time when it is a journal of the storage's pools
+// (streamPiecesLimit); into space allocated ahead they run at once on the
+// device (allocate.go), and they may complete in any order.
 // When the request is complete (StreamFinish) the validation ends, the
 // header is stamped, and the rest of the data goes out as a last piece;
 // the header block(s) [alignDown(S), alignUp(S+batchHeaderBytes)) — S
@@ -28,8 +30,8 @@ import (
 // Why a crash at any point leaves a log that recovery cuts back to the
 // last acknowledged batch: nothing before the header write touches the
 // header block(s), whose bytes from S on are the zero padding of the
-// previous write (writeLength) or lie past the file's end, so they are
-// not a valid header until the header write; a process crash leaves the
+// previous write (writeLength), space allocated ahead (zeros) or past the
+// file's end, so they are not a valid header until the header write; a process crash leaves the
 // writes it submitted to complete; the header goes out only after every
 // data piece completed, and a header whose data a crash tore names a
 // batch that overruns the file or fails its frame checksums; and a
