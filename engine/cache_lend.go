@@ -62,7 +62,7 @@ func (c *Cache) YieldBlockingLoan() {
 		return // its loan ended meanwhile, or it has no yield
 	}
 	invariant.Assert(c.entries[region%uint64(len(c.entries))].journal == lentRegion, "a yield names a lent region")
-	delete(c.yields, region) // once: a stream with a piece in flight ends when the piece does
+	delete(c.yields, region) // once: a stream with pieces in flight ends when they complete
 	yield()
 }
 

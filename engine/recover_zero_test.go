@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,18 +186,28 @@ func TestZeroTailLastSegment(t *testing.T) {
 	}
 }
 
+// filledClosed fills a partition with batchCount batches, checks that
+// they took segments in [least, most], closes it and returns the model,
+// the segment count and the first .log's name.
+func (r *tailRig) filledClosed(t *testing.T, options engine.PartitionOptions, batchCount, least, most int) (
+	[]enginetest.Message, int, string) {
+	t.Helper()
+	p, model := filled(t, r.storage, options, batchCount)
+	segments := p.SegmentCount()
+	if segments < least || segments > most {
+		t.Fatalf("%d segments, want %d to %d", segments, least, most)
+	}
+	closePartition(t, r.storage, p)
+	return model, segments, r.files(t, ".log")[0]
+}
+
 func checkLastSegmentTail(t *testing.T, rig *tailRig, stray int64) {
 	options := rig.options(engine.DurabilityPersisted)
-	p, model := filled(t, rig.storage, options, 10)
-	if p.SegmentCount() != 1 {
-		t.Fatalf("%d segments, want 1", p.SegmentCount())
-	}
-	closePartition(t, rig.storage, p)
-	logName := rig.files(t, ".log")[0]
+	model, _, logName := rig.filledClosed(t, options, 10, 1, 1)
 	end := batchesEnd(rig.read(t, logName))
 	rig.plant(t, logName, end, zeroTailBytes, stray)
 	*rig.warnings = 0
-	p = mustOpen(t, rig.storage, options)
+	p := mustOpen(t, rig.storage, options)
 	wantTorn, wantWarnings := int64(0), 0
 	if stray >= 0 {
 		wantTorn, wantWarnings = zeroTailBytes, 1
@@ -244,13 +255,7 @@ func TestZeroTailSealedSegment(t *testing.T) {
 
 func checkSealedSegmentTail(t *testing.T, rig *tailRig, stray int64) {
 	options := rig.options(engine.DurabilityPersisted)
-	p, model := filled(t, rig.storage, options, 120)
-	segments := p.SegmentCount()
-	if segments < 2 {
-		t.Fatalf("%d segments, want at least 2", segments)
-	}
-	closePartition(t, rig.storage, p)
-	logName := rig.files(t, ".log")[0]
+	model, segments, logName := rig.filledClosed(t, options, 120, 2, math.MaxInt)
 	end := batchesEnd(rig.read(t, logName))
 	rig.plant(t, logName, end, zeroTailBytes, stray)
 	*rig.warnings = 0
@@ -297,12 +302,8 @@ func TestZeroTailBeforeDurableWitness(t *testing.T) {
 
 func checkZeroTailBeforeWitness(t *testing.T, rig *tailRig, zeroCount int64) {
 	persisted := rig.options(engine.DurabilityPersisted)
-	p, model := filled(t, rig.storage, persisted, 20)
-	if p.SegmentCount() != 1 {
-		t.Fatalf("%d segments, want 1", p.SegmentCount())
-	}
-	closePartition(t, rig.storage, p)
-	logName, indexName := rig.files(t, ".log")[0], rig.files(t, ".index")[0]
+	model, _, logName := rig.filledClosed(t, persisted, 20, 1, 1)
+	indexName := rig.files(t, ".index")[0]
 	witness := lastIndexPosition(rig.read(t, indexName))
 	if witness <= 0 {
 		t.Fatalf("the index's last entry is at %d; the test needs one past the first batch", witness)
@@ -316,7 +317,7 @@ func checkZeroTailBeforeWitness(t *testing.T, rig *tailRig, zeroCount int64) {
 	if corrupt.Path != logName || corrupt.Position != witness {
 		t.Fatalf("corruption reported in %s at %d, want %s at %d", corrupt.Path, corrupt.Position, logName, witness)
 	}
-	p = mustOpen(t, rig.storage, rig.options(engine.DurabilityWritten))
+	p := mustOpen(t, rig.storage, rig.options(engine.DurabilityWritten))
 	kept := p.OffsetNext()
 	if p.TornBytes() != 0 || kept == 0 || kept >= uint64(len(model)) {
 		t.Fatalf("written open: torn bytes %d, offset next %d of %d", p.TornBytes(), kept, len(model))
