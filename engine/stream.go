@@ -43,6 +43,15 @@ import (
 // While a stream is open no other append is admitted (ErrBusy: its
 // offsets and file position would follow a batch that may still abort);
 // a Sync, Flush or purge drops a stream still receiving (streamYield).
+//
+// The owner may receive the batch's bytes straight into the journal
+// instead of feeding them (StreamRoom, StreamReceived), saving the copy.
+// The journal then holds bytes its owner's copy of the batch (origin)
+// lacks, so a stream dropped for its request to be appended whole first
+// copies them back there; the owner's own StreamAbort does not, its
+// request being gone. A drop while such a receive runs asks the owner to
+// end it (cancel) and waits for StreamReceived: until then the kernel may
+// write into the journal, which therefore stays the partition's.
 
 type streamState uint8
 
@@ -77,6 +86,16 @@ type batchStream struct {
 	err       error
 	validator wire.BatchValidator
 	stamped   frameSums
+	// origin is the owner's copy of the batch, given with StreamRoom; nil
+	// while every byte came through StreamFeed. room marks a receive into
+	// the journal under way (StreamRoom until StreamReceived); cancel asks
+	// the owner to end it soon, once (canceled) per drop. keep marks a
+	// drop whose request is appended whole: origin gets the bytes back.
+	origin   []byte
+	cancel   func()
+	room     bool
+	canceled bool
+	keep     bool
 }
 
 // pieces counts the stream's data pieces in flight.
@@ -125,7 +144,8 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
 	s.written, s.writeErr, s.err = s.headerEnd, nil, nil
-	invariant.Assert(s.piecesBusy == 0, "a new stream has no piece in flight")
+	s.origin, s.cancel, s.canceled, s.keep = nil, nil, false, false
+	invariant.Assert(s.piecesBusy == 0 && !s.room, "a new stream has no piece or receive in flight")
 	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
 	p.allocateAhead(length)
 	return s.id, nil
@@ -147,11 +167,59 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 		return ErrClosed
 	}
 	invariant.Assert(len(arrived) >= s.copied && len(arrived) <= s.length, "a stream grows within its batch")
+	invariant.Assert(!s.room, "no bytes are fed while the room is lent")
 	buffer := p.inflight
 	stored := buffer.data[s.at : s.at+s.length]
 	copy(stored[s.copied:len(arrived)], arrived[s.copied:])
 	s.copied = len(arrived)
 	if err := s.validator.Advance(stored[:s.copied]); err != nil {
+		p.streamFail(fmt.Errorf("%w: %w", ErrInvalidBatch, err))
+		return s.err
+	}
+	p.streamPiece()
+	return nil
+}
+
+// StreamRoom lends the owner the journal's room for the batch's next
+// bytes (all of them, from the last fed or received one) to receive into,
+// until it reports them with StreamReceived. origin is the owner's copy
+// of the whole batch, which it keeps until it ends the stream
+// (StreamFinish or StreamAbort): a drop for an append whole copies the
+// bytes received into the room back there. cancel asks the owner to end
+// the receive soon; a drop meanwhile calls it and waits. It returns nil
+// when the stream is not receiving, or its journal is not a region lent
+// by the cache (memory outside the Go heap that stays mapped).
+func (p *Partition) StreamRoom(id uint64, origin []byte, cancel func()) []byte {
+	s := &p.stream
+	if s.id != id || s.state != streamReceiving || s.err != nil || p.fatal != nil || p.inflight.lender == nil {
+		return nil
+	}
+	invariant.Assert(!s.room && len(origin) == s.length && cancel != nil, "one room lent at a time, with the batch's origin")
+	s.origin, s.cancel, s.room, s.canceled = origin, cancel, true, false
+	return p.inflight.data[s.at+s.copied : s.at+s.length]
+}
+
+// StreamReceived ends StreamRoom's loan: n bytes were received into the
+// room. A receiving stream takes them as StreamFeed takes arrived ones;
+// an error means the stream failed, or was dropped meanwhile (ErrClosed,
+// or why it failed).
+func (p *Partition) StreamReceived(id uint64, n int) error {
+	s := &p.stream
+	invariant.Assert(s.id == id && s.room && n >= 0 && s.copied+n <= s.length, "a lent room's receive ends once, within the batch")
+	s.room = false
+	s.copied += n
+	switch {
+	case s.state == streamAborting:
+		p.streamLet()
+		if s.err != nil {
+			return s.err
+		}
+		return ErrClosed
+	case p.fatal != nil:
+		return p.fatal
+	}
+	invariant.Assert(s.state == streamReceiving, "a room is lent while receiving")
+	if err := s.validator.Advance(p.inflight.data[s.at : s.at+s.copied]); err != nil {
 		p.streamFail(fmt.Errorf("%w: %w", ErrInvalidBatch, err))
 		return s.err
 	}
@@ -270,25 +338,60 @@ func (p *Partition) streamFail(err error) {
 	s := &p.stream
 	invariant.Assert(s.state == streamReceiving, "a receiving stream fails")
 	s.err = err
-	p.streamDrop()
+	p.streamDrop(true)
 }
 
-// StreamAbort drops the stream (its request is gone, or will be appended
-// whole); nothing of it is stored. It does nothing for a stream that
-// ended already.
+// StreamAbort drops the stream for its owner, whose request is gone;
+// nothing of it is stored, and origin gets nothing back. It does nothing
+// for a stream that ended already.
 func (p *Partition) StreamAbort(id uint64) {
 	s := &p.stream
 	if s.id != id || s.state != streamReceiving {
 		return
 	}
-	p.streamDrop()
+	invariant.Assert(!s.room, "an owner aborts no stream it receives into")
+	p.streamDrop(false)
+}
+
+// StreamDrop drops the stream for its request to be appended whole:
+// nothing of it is stored, and the bytes received into the journal go
+// back to origin (StreamRoom). It does nothing for a stream that ended
+// already.
+func (p *Partition) StreamDrop(id uint64) {
+	s := &p.stream
+	if s.id != id || s.state != streamReceiving {
+		return
+	}
+	p.streamDrop(true)
 }
 
 // streamDrop ends a receiving stream without storing it: at once, or
-// once its pieces in flight completed.
-func (p *Partition) streamDrop() {
-	p.stream.state = streamAborting
-	if p.stream.pieces() == 0 {
+// once the owner's receive into the journal and its pieces in flight
+// ended. keep: its request is appended whole (origin gets its bytes).
+func (p *Partition) streamDrop(keep bool) {
+	s := &p.stream
+	s.state, s.keep = streamAborting, keep
+	if !s.room {
+		p.streamLet()
+		return
+	}
+	if !s.canceled {
+		s.canceled = true
+		s.cancel()
+	}
+}
+
+// streamLet hands a dropped stream's bytes back to its origin once no
+// receive into the journal runs, and drains it once no piece is in
+// flight either.
+func (p *Partition) streamLet() {
+	s := &p.stream
+	invariant.Assert(s.state == streamAborting && !s.room, "a dropped stream lets go of its journal")
+	if s.keep && s.origin != nil {
+		copy(s.origin[:s.copied], p.inflight.data[s.at:s.at+s.copied])
+	}
+	s.origin, s.cancel, s.keep = nil, nil, false
+	if s.pieces() == 0 {
 		p.streamDrain()
 	}
 }
@@ -297,7 +400,7 @@ func (p *Partition) streamDrop() {
 // pipeline to drain (a Sync or Flush, a purge): the stream's request
 // could keep them waiting as long as its client takes to send it, and
 // appended whole it follows them instead.
-func (p *Partition) streamYield() { p.StreamAbort(p.stream.id) }
+func (p *Partition) streamYield() { p.StreamDrop(p.stream.id) }
 
 // streamDrain gives the partition back once no piece of a dropped
 // stream is in flight: the buffer returns to pending, empty, and a log
@@ -305,7 +408,7 @@ func (p *Partition) streamYield() { p.StreamAbort(p.stream.id) }
 // anything else is written there.
 func (p *Partition) streamDrain() {
 	s := &p.stream
-	invariant.Assert(s.state == streamAborting && s.pieces() == 0, "a stream drains once its pieces completed")
+	invariant.Assert(s.state == streamAborting && s.pieces() == 0 && !s.room, "a stream drains once its pieces and receive completed")
 	s.state = streamIdle
 	buffer := p.inflight
 	wrote := s.written > s.headerEnd
@@ -354,7 +457,7 @@ func (p *Partition) streamPieceDone(op *Op) {
 	case s.state == streamReceiving:
 		p.streamPiece()
 	case s.state == streamAborting:
-		if s.pieces() == 0 {
+		if s.pieces() == 0 && !s.room { // else StreamReceived drains it
 			p.streamDrain()
 		}
 	case op.Err != nil || s.writeErr != nil:

@@ -143,6 +143,16 @@ func (s *SQE) PrepRecv(fd int32, b Buf, start, end int, msgFlags int) {
 	s.opFlags = uint32(msgFlags)
 }
 
+// PrepRecvOwned receives into buf, memory the caller owns outside any
+// pool (e.g. an mmap region): the kernel writes it in place, so the
+// caller keeps it mapped and untouched until the CQE. liburing:
+// io_uring_prep_recv.
+func (s *SQE) PrepRecvOwned(fd int32, buf []byte, msgFlags int) {
+	invariant.Assert(len(buf) > 0, "an owned receive has room")
+	s.prepRW(OpRecv, fd, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))), uint32(len(buf)), 0)
+	s.opFlags = uint32(msgFlags)
+}
+
 // PrepRecvSelect receives once into a buffer the kernel picks from br.
 // liburing: io_uring_prep_recv with IOSQE_BUFFER_SELECT.
 func (s *SQE) PrepRecvSelect(fd int32, br *BufRing, msgFlags int) {

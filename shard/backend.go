@@ -48,6 +48,10 @@ type Backend interface {
 	// until buf is full; epoll returns what the socket held). Only one of
 	// Recv and RecvInto is armed on an fd at a time.
 	RecvInto(fd int, buf []byte, token uint64) error
+	// RecvIntoOwned is RecvInto into memory outside the backend's pools
+	// that the caller keeps mapped, and leaves alone, until the
+	// completion: the kernel writes it in place, never through a bounce.
+	RecvIntoOwned(fd int, buf []byte, token uint64) error
 	// Send writes a prefix of data; Result is how much was written, which
 	// may be less than len(data) (the caller sends the rest).
 	Send(fd int, data []byte, token uint64) error

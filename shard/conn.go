@@ -41,6 +41,7 @@ type Conn struct {
 	inflight  int  // frames delivered whose reply is not yet sent
 	recvArmed bool // a recv is armed (until its final completion)
 	recvInto  bool // the armed recv is a RecvInto the frame, not multishot
+	recvRoom  bool // the armed RecvInto fills the handler's room, not the frame (frameProgressNotifier)
 	switching bool // the multishot recv is cancelled to receive into the frame
 	canceling bool // a cancel of the armed recv is on its way
 	paused    bool // reading stopped at the in-flight limit
@@ -329,6 +330,11 @@ func (c *Conn) rearm() {
 	end := len(c.frame)
 	if c.progress {
 		end = min(end, c.frameLen+progressRecvBytes)
+		if room := c.handler.(frameProgressNotifier).frameRoom(c, c.frame, c.frameLen); room != nil {
+			invariant.Assert(len(room) == len(c.frame)-c.frameLen, "a room holds the rest of its frame")
+			c.armRoom(room[:end-c.frameLen])
+			return
+		}
 	}
 	err := c.shard.backend.RecvInto(c.fd, c.frame[c.frameLen:end], c.token(tokenRecvInto))
 	if err != nil {
@@ -336,6 +342,17 @@ func (c *Conn) rearm() {
 		return
 	}
 	c.recvArmed, c.recvInto, c.switching, c.canceling, c.moving = true, true, false, false, false
+	bump(&c.shard.stats.recvsInto, 1)
+}
+
+// armRoom receives the frame's next bytes into room, the handler's.
+func (c *Conn) armRoom(room []byte) {
+	if err := c.shard.backend.RecvIntoOwned(c.fd, room, c.token(tokenRecvInto)); err != nil {
+		c.progress = c.handler.(frameProgressNotifier).frameReceived(c, c.frame, c.frameLen, 0)
+		c.shard.fail(err)
+		return
+	}
+	c.recvArmed, c.recvInto, c.recvRoom, c.switching, c.canceling, c.moving = true, true, true, false, false, false
 	bump(&c.shard.stats.recvsInto, 1)
 }
 
@@ -389,6 +406,11 @@ func (c *Conn) wantsRecvInto() bool {
 func (c *Conn) onRecvInto(completion Completion) {
 	invariant.Assert(c.recvArmed && c.recvInto, "a RecvInto completion has a RecvInto armed")
 	c.recvArmed, c.recvInto = false, false
+	if c.recvRoom {
+		c.recvRoom = false
+		c.onRoomRecv(completion)
+		return
+	}
 	switch {
 	case c.recvFinished(completion):
 	case c.state != connOpen:
@@ -400,6 +422,33 @@ func (c *Conn) onRecvInto(completion Completion) {
 		bump(&c.shard.stats.bytesDirect, completion.Result)
 		c.frameLen += completion.Result
 		c.frameGrew()
+		if c.state == connOpen && c.inflight == inflightRequestsMax {
+			c.pause()
+		}
+		c.afterInput()
+	}
+}
+
+// onRoomRecv handles the completion of a receive into the handler's
+// room: its bytes are the frame's, and the handler hears of them (its
+// loan ends) whatever else the completion means.
+func (c *Conn) onRoomRecv(completion Completion) {
+	n := completion.Result
+	invariant.Assert(c.frame != nil && c.frameLen+n <= len(c.frame), "a room's receive stays within its frame")
+	c.frameLen += n
+	c.progress = c.handler.(frameProgressNotifier).frameReceived(c, c.frame, c.frameLen, n)
+	switch {
+	case n == 0:
+		c.recvFinished(completion)
+	case c.state != connOpen:
+		c.onRecvEnded()
+	default:
+		bump(&c.shard.stats.bytesIn, n)
+		bump(&c.shard.stats.bytesDirect, n)
+		bump(&c.shard.stats.bytesRoom, n)
+		if c.frameLen == len(c.frame) {
+			c.deliver()
+		}
 		if c.state == connOpen && c.inflight == inflightRequestsMax {
 			c.pause()
 		}

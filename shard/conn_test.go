@@ -18,6 +18,7 @@ type fakeBackend struct {
 	sends    []uint64
 	sent     [][]byte // the bytes of each Send
 	cancels  []uint64
+	owned    [][]byte // RecvIntoOwned's buffers
 	notified int
 }
 
@@ -47,6 +48,11 @@ func (f *fakeBackend) RecvOnce(_ int, token uint64) error {
 func (f *fakeBackend) RecvInto(_ int, _ []byte, token uint64) error {
 	f.into = append(f.into, token)
 	return nil
+}
+
+func (f *fakeBackend) RecvIntoOwned(_ int, buf []byte, token uint64) error {
+	f.owned = append(f.owned, buf)
+	return f.RecvInto(0, buf, token)
 }
 
 func (f *fakeBackend) Send(_ int, data []byte, token uint64) error {

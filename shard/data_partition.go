@@ -38,7 +38,11 @@ type dataPartition struct {
 	stream       uint64
 	streamEngine uint64
 	streamOpened time.Time
-	ticking      bool // appended since the engine partition last settled
+	// room names the stream (as stream) whose owner receives into its
+	// journal (StreamRoom until StreamReceived), which may outlive stream
+	// when the stream is dropped meanwhile; 0: none.
+	room    uint64
+	ticking bool // appended since the engine partition last settled
 	// tickListed: the partition is on its shard's tick list.
 	tickListed bool
 }

@@ -299,6 +299,13 @@ func (ds *DataShard) start(op *DataOp, kind DataKind) {
 
 // complete sends a finished op back to its origin (or finishes it here).
 func (ds *DataShard) complete(op *DataOp) {
+	if op.Stream != 0 {
+		// Answered before its stream finished (streamFinish clears it):
+		// the request's frame goes with the answer, so the stream must
+		// not hand bytes back to it later.
+		ds.StreamAbort(op.Key, op.Stream)
+		op.Stream = 0
+	}
 	if engine.IsFatal(op.Err) {
 		ds.data.fail(ds.shard, op.Err)
 	}

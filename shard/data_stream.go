@@ -59,22 +59,66 @@ func (ds *DataShard) StreamFeed(key PartitionKey, id uint64, arrived []byte) err
 	return err
 }
 
-// StreamAbort drops a stream whose request will not finish it.
+// StreamRoom lends the stream's owner the journal's room for the
+// batch's next bytes (engine.Partition.StreamRoom), or returns nil.
+// origin is the owner's copy of the batch; cancel ends the owner's
+// receive into the room soon. The owner reports the receive with
+// StreamReceived, whatever happens to the stream meanwhile.
+func (ds *DataShard) StreamRoom(key PartitionKey, id uint64, origin []byte, cancel func()) []byte {
+	p := ds.partitions[key]
+	if p == nil || p.state != partitionOpen || p.stream != id {
+		return nil
+	}
+	invariant.Assert(p.room == 0, "one room lent per partition")
+	room := p.part.StreamRoom(p.streamEngine, origin, cancel)
+	if room != nil {
+		p.room = id
+	}
+	return room
+}
+
+// StreamReceived ends the loan of StreamRoom: n bytes were received into
+// the room. An error ends the stream, as StreamFeed's.
+func (ds *DataShard) StreamReceived(key PartitionKey, id uint64, n int) error {
+	// A partition closes only once its stream drained, which waits for
+	// the room (engine stream.go).
+	p := ds.partitions[key]
+	invariant.Assert(p != nil && p.room == id, "a lent room's receive ends on its partition")
+	p.room = 0
+	err := p.part.StreamReceived(p.streamEngine, n)
+	switch {
+	case p.stream != id:
+		return engine.ErrClosed // dropped while the receive ran
+	case err != nil:
+		ds.streamDropped(p)
+	}
+	return err
+}
+
+// StreamAbort drops a stream whose request will not finish it, for its
+// owner: the batch's bytes are not wanted back.
 func (ds *DataShard) StreamAbort(key PartitionKey, id uint64) {
 	p := ds.partitions[key]
 	if p == nil || p.state != partitionOpen || p.stream != id {
 		return // closing or gone (the engine dropped the stream), or ended
 	}
-	ds.streamDropped(p)
+	invariant.Assert(p.room == 0, "an owner aborts no stream it receives into")
+	p.part.StreamAbort(p.streamEngine)
+	ds.streamEnded(p)
 }
 
-// streamDropped ends the partition's stream, which stored nothing: its
-// request is appended whole, answered with the batch's fault, or gone.
-// The engine's stream ends too, if a feed's error left it receiving (a
-// partition that stopped answers p.fatal and drops nothing): its journal
-// may be a region the shard's cache lent.
+// streamDropped ends the partition's stream, which stored nothing, for
+// its request to be appended whole or answered with the batch's fault:
+// the engine's stream ends too, if a feed's error left it receiving (a
+// partition that stopped answers p.fatal and drops nothing), handing the
+// bytes received into its journal back to the request's frame. The
+// journal may be a region the shard's cache lent.
 func (ds *DataShard) streamDropped(p *dataPartition) {
-	p.part.StreamAbort(p.streamEngine)
+	p.part.StreamDrop(p.streamEngine)
+	ds.streamEnded(p)
+}
+
+func (ds *DataShard) streamEnded(p *dataPartition) {
 	p.stream = 0
 	bump(&ds.shard.stats.streamsAborted, 1)
 	ds.schedule(p) // appends parked behind the stream may run
@@ -88,7 +132,7 @@ func (ds *DataShard) streamHeld(p *dataPartition) {
 	}
 	ds.data.logger.Debug("shard: a streamed append held its partition too long; it is appended whole",
 		"partition", p.key.String())
-	ds.StreamAbort(p.key, p.stream)
+	ds.streamDropped(p)
 }
 
 // streamFinish runs a streamed append's op: it finishes the stream, or,

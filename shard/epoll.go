@@ -137,6 +137,11 @@ func (b *epollBackend) RecvInto(fd int, buf []byte, token uint64) error {
 	return b.register(fd, state)
 }
 
+// RecvIntoOwned is RecvInto: read(2) writes buf in place already.
+func (b *epollBackend) RecvIntoOwned(fd int, buf []byte, token uint64) error {
+	return b.RecvInto(fd, buf, token)
+}
+
 func (b *epollBackend) Send(fd int, data []byte, token uint64) error {
 	invariant.Assert(len(data) > 0, "send has bytes")
 	return b.armSend(fd, token, data, nil)

@@ -43,6 +43,9 @@ type session struct {
 	// stream is the send whose frame is appended while it arrives
 	// (front_stream.go).
 	stream sendStream
+	// cancelRoom cancels the connection's receive, for a stream dropped
+	// while it receives into the stream's room (made once).
+	cancelRoom func()
 
 	// Connection affinity (front_affinity.go): the shard the last
 	// partition requests went to and how many in a row, when the session

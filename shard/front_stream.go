@@ -2,6 +2,7 @@ package shard
 
 import (
 	"github.com/whippetio/whippet/engine/metadata"
+	"github.com/whippetio/whippet/internal/invariant"
 	"github.com/whippetio/whippet/wire"
 )
 
@@ -32,6 +33,13 @@ import (
 // answered, when whole, with the status admission gives. A stream whose
 // request does not reach its append (connection closed, session evicted,
 // the topic gone or the user's rights changed meanwhile) is dropped.
+//
+// Once the stream is open, the connection receives the batch's next bytes
+// straight into the partition's journal when the data plane lends its
+// room (frameRoom, frameReceived; DataShard.StreamRoom), so they are not
+// copied out of the frame; the frame lacks them. A stream dropped for its
+// request to append whole hands them back to the frame first (engine
+// StreamDrop); one the front drops (streamEnd) never needs them back.
 
 // sendStream is a session's streamed send: the frame being received.
 type sendStream struct {
@@ -41,6 +49,8 @@ type sendStream struct {
 	id        uint64
 	key       PartitionKey
 	batchAt   int   // the batch's position in the frame
+	fed       int   // the batch's bytes handed to the stream, fed or received
+	lent      bool  // the connection receives into the stream's room
 	err       error // the batch failed validation: the request's answer
 	body      wire.SendMessages
 	requested wire.RequestHeader
@@ -124,7 +134,7 @@ func (f *front) streamOpen(s *session, frame []byte, arrived int) bool {
 		return false
 	}
 	f.chosePartition(stream.ID, topic, st.body.Partitioning) // the choice is made
-	st.open, st.id, st.key, st.batchAt, st.err = true, id, key, batchAt, nil
+	st.open, st.id, st.key, st.batchAt, st.err, st.fed = true, id, key, batchAt, nil, 0
 	return true
 }
 
@@ -133,22 +143,65 @@ func (f *front) streamFeed(s *session, frame []byte, arrived int) {
 	st := &s.stream
 	err := f.server.data.Local(f.shard).StreamFeed(st.key, st.id, frame[st.batchAt:arrived])
 	if err == nil {
+		st.fed = arrived - st.batchAt
 		return
 	}
+	f.streamFailed(st, err)
+}
+
+// streamFailed notes that the stream ended: the request is appended
+// whole, or answered with the batch's fault.
+func (f *front) streamFailed(st *sendStream, err error) {
 	st.open = false
 	if isInvalidBatch(err) {
 		st.err = err
 	}
 }
 
+// frameRoom lends the connection the open stream's journal room for the
+// frame's next bytes, when the stream took every byte so far
+// (frameProgressNotifier).
+func (f *front) frameRoom(conn *Conn, frame []byte, arrived int) []byte {
+	s, _ := conn.Attached().(*session)
+	if s == nil {
+		return nil
+	}
+	st := s.stream.of(frame)
+	if st == nil || !st.open || arrived != st.batchAt+st.fed {
+		return nil
+	}
+	invariant.Assert(!st.lent, "one room lent per stream at a time")
+	if s.cancelRoom == nil {
+		s.cancelRoom = conn.cancelRecv // the session's connection never changes
+	}
+	room := f.server.data.Local(f.shard).StreamRoom(st.key, st.id, frame[st.batchAt:], s.cancelRoom)
+	st.lent = room != nil
+	return room
+}
+
+// frameReceived hands the stream the n bytes received into its room
+// (frameProgressNotifier).
+func (f *front) frameReceived(conn *Conn, frame []byte, arrived, n int) bool {
+	s := conn.Attached().(*session)
+	st := s.stream.of(frame)
+	invariant.Assert(st != nil && st.open && st.lent && arrived == st.batchAt+st.fed+n, "a room's bytes return to its stream")
+	st.lent = false
+	st.fed += n
+	if err := f.server.data.Local(f.shard).StreamReceived(st.key, st.id, n); err != nil {
+		f.streamFailed(st, err)
+	}
+	return st.open
+}
+
 // streamEnd drops the session's stream: its frame was answered, or will
 // not be (the connection closed, the session was evicted).
 func (f *front) streamEnd(s *session) {
 	st := &s.stream
+	invariant.Assert(!st.lent, "a stream ends with no receive into its room")
 	if st.open {
 		f.server.data.Local(f.shard).StreamAbort(st.key, st.id)
 	}
-	st.frame, st.open, st.declined, st.id, st.err = nil, false, false, 0, nil
+	st.frame, st.open, st.declined, st.id, st.err, st.fed = nil, false, false, 0, nil, 0
 }
 
 // streamSend runs a send whose frame was streamed, on the partition the

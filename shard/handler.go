@@ -47,9 +47,21 @@ type connSentNotifier interface {
 // watchesFrame, asked as a frame of size bytes starts, says whether it
 // may want to see that frame at all; a frame it does not is received as
 // any other.
+//
+// Before such a receive, frameRoom may lend memory of the handler's to
+// receive the frame's next bytes into instead of frame: room for all of
+// the rest of the frame, kept mapped and left alone until frameReceived
+// reports how many bytes the receive brought (0 when it ended without
+// any), which it always does, before the next receive and before
+// OnClose. Those bytes are the frame's (arrived counts them) though
+// frame lacks them: the handler that lent the room answers for them.
+// frameReceived returns as onFrameProgress does, and stands for it after
+// such a receive.
 type frameProgressNotifier interface {
 	watchesFrame(conn *Conn, size int) bool
 	onFrameProgress(conn *Conn, frame []byte, arrived int) bool
+	frameRoom(conn *Conn, frame []byte, arrived int) []byte
+	frameReceived(conn *Conn, frame []byte, arrived, n int) bool
 }
 
 // shardStopper is a peer Handler told when its shard begins to stop,

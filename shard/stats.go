@@ -12,6 +12,7 @@ type Stats struct {
 	FramesIn      uint64 // whole frames handed to the Handler
 	BytesIn       uint64 // bytes received on connections
 	BytesDirect   uint64 // of BytesIn, bytes received straight into frame buffers (no copy)
+	BytesRoom     uint64 // of BytesDirect, bytes received straight into a streamed batch's journal
 	BytesOut      uint64 // bytes sent on connections
 	SendsPartial  uint64 // sends that wrote less than asked and were resumed
 	SendsJoined   uint64 // sends that carried several queued replies copied into one buffer
@@ -53,7 +54,7 @@ type stats struct {
 	bytesOut, sendsPartial, pauses, messagesIn   atomic.Uint64
 	recvsInto, bytesDirect, trims, sendsJoined   atomic.Uint64
 	fixedFileOps, plainFileOps, allocsHeap       atomic.Uint64
-	inPlaceFileOps                               atomic.Uint64
+	inPlaceFileOps, bytesRoom                    atomic.Uint64
 	connsMovedIn, connsMovedOut, bytesInPlace    atomic.Uint64
 	spansPinned, repliesCopied                   atomic.Uint64
 	streamsOpened, streamsAborted                atomic.Uint64
@@ -72,7 +73,7 @@ func (sh *Shard) Stats() Stats {
 		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
 		BytesOut: s.bytesOut.Load(), SendsPartial: s.sendsPartial.Load(), SendsJoined: s.sendsJoined.Load(),
 		Pauses: s.pauses.Load(), MessagesIn: s.messagesIn.Load(),
-		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(),
+		RecvsInto: s.recvsInto.Load(), BytesDirect: s.bytesDirect.Load(), BytesRoom: s.bytesRoom.Load(),
 		Trims: s.trims.Load(), FixedFileOps: s.fixedFileOps.Load(),
 		PlainFileOps: s.plainFileOps.Load(), AllocsHeap: s.allocsHeap.Load(),
 		InPlaceFileOps: s.inPlaceFileOps.Load(),

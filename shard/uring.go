@@ -264,6 +264,18 @@ func (b *uringBackend) RecvInto(fd int, buf []byte, token uint64) error {
 	return nil
 }
 
+// RecvIntoOwned is RecvInto into buf in place (RECV with MSG_WAITALL).
+func (b *uringBackend) RecvIntoOwned(fd int, buf []byte, token uint64) error {
+	if b.closed {
+		return ErrClosed
+	}
+	b.track(token, tokenRecvInto, fd)
+	sqe := b.sqe()
+	sqe.PrepRecvOwned(int32(fd), buf, unix.MSG_WAITALL)
+	sqe.SetUserData(token)
+	return nil
+}
+
 func (b *uringBackend) Send(fd int, data []byte, token uint64) error {
 	if b.closed {
 		return ErrClosed
