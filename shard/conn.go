@@ -319,22 +319,27 @@ func (c *Conn) armRecv() {
 	c.recvArmed, c.recvInto, c.switching, c.canceling, c.moving = true, false, false, false, false
 }
 
-// rearm arms the receive the connection needs next: straight into the
-// frame being assembled when much of it is missing, else multishot.
+// rearm arms the receive the connection needs next: into the handler's
+// room when it lends one for the frame being assembled, else straight
+// into a large frame, however little of it is missing (no multishot
+// receive is armed to cancel, and one armed now would go on to copy the
+// next frame out of receive buffers); else multishot.
 func (c *Conn) rearm() {
-	if !c.wantsRecvInto() {
+	invariant.Assert(!c.recvArmed, "one recv armed per connection")
+	if c.frame == nil || len(c.frame) < directRecvBytesMin || !c.shard.backend.Direct(c.frame) {
 		c.armRecv()
 		return
 	}
-	invariant.Assert(!c.recvArmed, "one recv armed per connection")
+	if c.progress {
+		if room := c.handler.(frameProgressNotifier).frameRoom(c, c.frame, c.frameLen); room != nil {
+			invariant.Assert(len(room) == len(c.frame)-c.frameLen, "a room holds the rest of its frame")
+			c.armRoom(room[:min(len(room), progressRecvBytes)])
+			return
+		}
+	}
 	end := len(c.frame)
 	if c.progress {
 		end = min(end, c.frameLen+progressRecvBytes)
-		if room := c.handler.(frameProgressNotifier).frameRoom(c, c.frame, c.frameLen); room != nil {
-			invariant.Assert(len(room) == len(c.frame)-c.frameLen, "a room holds the rest of its frame")
-			c.armRoom(room[:end-c.frameLen])
-			return
-		}
 	}
 	err := c.shard.backend.RecvInto(c.fd, c.frame[c.frameLen:end], c.token(tokenRecvInto))
 	if err != nil {
@@ -391,10 +396,10 @@ func (c *Conn) afterInput() {
 	}
 }
 
-// wantsRecvInto reports whether the frame being assembled should be
-// received into directly: much of it is missing, and the backend can lend
-// its buffer to the kernel as is (a bounce would hold pooled memory for
-// the whole receive and save no copy).
+// wantsRecvInto reports whether a multishot receive should give way to
+// receiving the frame being assembled directly: much of it is missing,
+// and the backend can lend its buffer to the kernel as is (a bounce would
+// hold pooled memory for the whole receive and save no copy).
 func (c *Conn) wantsRecvInto() bool {
 	if c.frame == nil || len(c.frame)-c.frameLen < directRecvBytesMin {
 		return false

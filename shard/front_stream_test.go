@@ -215,6 +215,78 @@ func TestStreamedSends(t *testing.T) {
 	}
 }
 
+// TestStreamedSendReceivedIntoItsRoom: once its stream is open, a send's
+// bytes are received straight into the region that is its partition's
+// journal, to the frame's last byte. Method: each send after a large one
+// is read first by one receive of one provided buffer, which opens the
+// stream (or, when it brought too little, by one more step into the
+// frame); the server counts every byte received into a room, and the
+// rest must be no more than those receives could hold. The batches read
+// back whole.
+func TestStreamedSendReceivedIntoItsRoom(t *testing.T) {
+	server := startStreamServer(t, BackendIOURing)
+	c := dialMove(t, server, 9)
+	c.setupWithLarge(largeBatch(0), nil)
+	for round := 1; round <= 4; round++ {
+		before := bytesIntoRooms(server)
+		frameBytes := len(c.sendFrame(largeBatch(1000*round), wire.PartitionID(0)))
+		if status, confirmation := c.sendLarge(largeBatch(1000*round), wire.PartitionID(0), nil); status != wire.StatusOK ||
+			confirmation.BaseOffset != uint64(1000*round) {
+			t.Fatalf("send %d: %v at %d", round, status, confirmation.BaseOffset)
+		}
+		if elsewhere := frameBytes - int(bytesIntoRooms(server)-before); elsewhere > recvBufferBytes+progressRecvBytes {
+			t.Fatalf("send %d: %d of its %d bytes were not received into its room", round, elsewhere, frameBytes)
+		}
+	}
+	payloads := c.pollAll(0)
+	for index, payload := range payloads {
+		if payload != fmt.Sprintf("m%09d", index) {
+			t.Fatalf("offset %d holds %q", index, payload)
+		}
+	}
+	if len(payloads) != 5000 {
+		t.Fatalf("partition holds %d messages, want 5000", len(payloads))
+	}
+}
+
+// TestLargeFramesReceivedStraightIn: a large frame received in steps
+// whose stream has no room to lend (without a cache its journal comes
+// from the storage's pools) is received straight into its buffer to its
+// last byte, so the next one starts with one receive of one provided
+// buffer rather than a multishot receive copying it out of receive
+// buffers. Method: the server counts the bytes received straight into
+// frames; of each send after the first, no more than one buffer's worth
+// may be missing from that count.
+func TestLargeFramesReceivedStraightIn(t *testing.T) {
+	cpus := skipUnlessTwoShards(t, BackendIOURing)
+	server := serveForTest(t, ServerOptions{Runtime: Options{CPUs: cpus[:1], Backend: BackendIOURing, Listen: "127.0.0.1:0"},
+		DataPath: t.TempDir(), Durability: 1 /* written */, Logger: testLogger(), CacheBytes: -1})
+	c := dialMove(t, server, 10)
+	c.setupWithLarge(largeBatch(0), nil)
+	direct := func() (count uint64) {
+		for _, sh := range server.Runtime().shards {
+			count += sh.Stats().BytesDirect
+		}
+		return count
+	}
+	for round := 1; round <= 4; round++ {
+		before := direct()
+		frameBytes := len(c.sendFrame(largeBatch(1000*round), wire.PartitionID(0)))
+		if status, _ := c.sendLarge(largeBatch(1000*round), wire.PartitionID(0), nil); status != wire.StatusOK {
+			t.Fatalf("send %d: %v", round, status)
+		}
+		if copied := frameBytes - int(direct()-before); copied > recvBufferBytes {
+			t.Fatalf("send %d: %d of its %d bytes were copied out of receive buffers", round, copied, frameBytes)
+		}
+	}
+	if payloads := c.pollAll(0); len(payloads) != 5000 || payloads[4999] != "m000004999" {
+		t.Fatalf("partition holds %d messages", len(payloads))
+	}
+	if opened, _ := streamCounters(server); opened != 5 || bytesIntoRooms(server) != 0 {
+		t.Fatalf("%d of 5 sends streamed, %d bytes into rooms; want all streamed into their frames", opened, bytesIntoRooms(server))
+	}
+}
+
 // TestStreamedSendConnectionClosed: a connection closed in the middle of
 // a streamed send drops the stream; the partition takes the next sends
 // at the offsets that follow the stored ones, and nothing of the dropped
