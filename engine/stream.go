@@ -59,7 +59,7 @@ const (
 	streamIdle      streamState = iota
 	streamReceiving             // bytes arrive; data pieces may be in flight
 	streamFinishing             // the batch is complete; its last writes run
-	streamAborting              // dropped or failed; waits for the pieces in flight
+	streamAborting              // dropped or failed; waits for the room's receive and the pieces in flight
 )
 
 // batchStream is a partition's one streamed append.

@@ -320,7 +320,9 @@ func (c *Conn) armRecv() {
 }
 
 // rearm arms the receive the connection needs next: straight into the
-// frame being assembled when much of it is missing, else multishot.
+// frame being assembled, or into the room its handler lends for the
+// frame's next bytes (frameRoom), when much of it is missing, else
+// multishot.
 func (c *Conn) rearm() {
 	if !c.wantsRecvInto() {
 		c.armRecv()
