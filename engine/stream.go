@@ -302,6 +302,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	position, prefix := buffer.tail()
 	p.pending.reset(buffer.segment, position, prefix)
 	s.state = streamFinishing
+	s.origin, s.cancel = nil, nil // the owner's frame goes with its answer: hold no reference to it
 	p.streamed++
 	if s.pieces() == 0 && s.written == s.headerEnd {
 		p.writeInflight(0, p.inflight.writeLength()) // whole, the last block padded with zeros
