@@ -116,7 +116,9 @@
 // refused batch writes nothing, and the batch is indexed, visible, cached
 // and acknowledged only after its last piece, as a group is (pieces.go).
 // A large batch may also be appended while its request still arrives
-// (StreamOpen, StreamFeed, StreamFinish; stream.go): data pieces after
+// (StreamOpen, StreamFeed, StreamFinish; stream.go), its bytes fed or
+// received straight into a journal the cache lent (StreamRoom,
+// StreamReceived): data pieces after
 // its header block(s) are written as bytes arrive and are validated, the
 // last data at the end and the header block(s) once every piece was
 // written, and no other append is
@@ -158,8 +160,11 @@
 //     may read it); the pending one is. The one exception is the batch
 //     being written in pieces: within its Append, bytes are copied past
 //     the end of the first piece in flight, never inside it; likewise a
-//     streamed batch's bytes are copied past its data piece in flight and
-//     its header is stamped before the header block is written. A disk read trusts only bytes below
+//     streamed batch's bytes are copied, or received by its owner,
+//     past its data piece in flight, and its header is stamped before
+//     the header block is written. A journal lent for such a receive
+//     stays the partition's, even after its stream was dropped, until
+//     the owner reported the receive's end (StreamReceived). A disk read trusts only bytes below
 //     the segment size at the moment it was issued, and so does a
 //     read-ahead (the bytes after a sequential consumer's last poll, read
 //     while its reply travels), which serves only a poll continuing the

@@ -59,7 +59,7 @@ const (
 	streamIdle      streamState = iota
 	streamReceiving             // bytes arrive; data pieces may be in flight
 	streamFinishing             // the batch is complete; its last writes run
-	streamAborting              // dropped or failed; waits for the pieces in flight
+	streamAborting              // dropped or failed; waits for the room's receive and the pieces in flight
 )
 
 // batchStream is a partition's one streamed append.
@@ -110,8 +110,8 @@ func (p *Partition) streamFit(length int) bool {
 
 // StreamOpen starts appending a batch record of length bytes whose first
 // bytes, head (at least its header), arrived; timestamp (µs, > 0) is as
-// Append's. It returns the stream's id for StreamFeed, StreamFinish and
-// StreamAbort, or an error when the batch cannot be streamed now (ErrBusy:
+// Append's. It returns the stream's id for StreamFeed (or StreamRoom and
+// StreamReceived), StreamFinish, StreamAbort and StreamDrop, or an error when the batch cannot be streamed now (ErrBusy:
 // the partition is not idle; append it whole instead) or its header is
 // invalid (ErrInvalidBatch).
 func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint64, error) {
@@ -155,7 +155,8 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 // the last call's): it copies the new ones into the journal, validates
 // the frames now whole and writes whole blocks as pieces. An error means
 // the stream failed (an invalid batch, a failed write); its owner ends
-// it with StreamAbort or StreamFinish.
+// it with StreamFinish, StreamAbort, or StreamDrop to append it whole
+// (a partition that failed answers its fatal error and drops nothing).
 func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 	s := &p.stream
 	switch {
@@ -302,6 +303,7 @@ func (p *Partition) StreamFinish(id uint64, op *AppendOp) error {
 	position, prefix := buffer.tail()
 	p.pending.reset(buffer.segment, position, prefix)
 	s.state = streamFinishing
+	s.origin, s.cancel = nil, nil // the owner's frame goes with its answer: hold no reference to it
 	p.streamed++
 	if s.pieces() == 0 && s.written == s.headerEnd {
 		p.writeInflight(0, p.inflight.writeLength()) // whole, the last block padded with zeros

@@ -81,9 +81,13 @@ func (ds *DataShard) StreamRoom(key PartitionKey, id uint64, origin []byte, canc
 // the room. An error ends the stream, as StreamFeed's.
 func (ds *DataShard) StreamReceived(key PartitionKey, id uint64, n int) error {
 	// A partition closes only once its stream drained, which waits for
-	// the room (engine stream.go).
+	// the room (engine stream.go), unless it failed (engine.IsFatal): it
+	// then closes at once and may be deleted while the receive runs, and
+	// its journal is never given back.
 	p := ds.partitions[key]
-	invariant.Assert(p != nil && p.room == id, "a lent room's receive ends on its partition")
+	if p == nil || p.room != id {
+		return ErrPartitionNotFound
+	}
 	p.room = 0
 	err := p.part.StreamReceived(p.streamEngine, n)
 	switch {
