@@ -46,7 +46,7 @@ type Conn struct {
 	canceling bool // a cancel of the armed recv is on its way
 	paused    bool // reading stopped at the in-flight limit
 	resuming  bool // queued on the shard's resume list
-	large     bool // the last frame was received into its buffer: read the next head with RecvOnce
+	large     bool // the last frame was large enough to receive straight in: read the next head with RecvOnce
 	progress  bool // the handler watches the frame arrive: receive it in steps (frameProgressNotifier)
 	parked    []byte
 
@@ -381,8 +381,10 @@ func (c *Conn) onRecv(completion Completion) {
 	}
 }
 
-// afterInput re-arms a receive the kernel ended early (no buffers), or
-// switches to receiving into the frame when much of it is still missing.
+// afterInput arms the next receive once the armed one ended (a RecvOnce
+// or RecvInto, or a multishot receive's last completion), or switches a
+// multishot receive to receiving into the frame when much of it is still
+// missing.
 func (c *Conn) afterInput() {
 	switch {
 	case c.state >= connClosing:
