@@ -118,10 +118,9 @@
 // A large batch may also be appended while its request still arrives
 // (StreamOpen, StreamFeed, StreamFinish; stream.go), its bytes fed or
 // received straight into a journal the cache lent (StreamRoom,
-// StreamReceived): data pieces after
-// its header block(s) are written as bytes arrive and are validated, the
-// last data at the end and the header block(s) once every piece was
-// written, and no other append is
+// StreamReceived): data pieces after its header block(s) are written as
+// bytes arrive and are validated, the last data at the end and the
+// header block(s) once every piece was written, and no other append is
 // admitted meanwhile (ErrBusy). A segment whose size reached SegmentBytes is
 // sealed after the write that crossed it: fdatasync of its .log and
 // .index, creation of the next pair, fsync of the directory.
@@ -164,8 +163,9 @@
 //     past its data piece in flight, and its header is stamped before
 //     the header block is written. A journal lent for such a receive
 //     stays the partition's, even after its stream was dropped, until
-//     the owner reported the receive's end (StreamReceived). A disk read trusts only bytes below
-//     the segment size at the moment it was issued, and so does a
+//     the owner reported the receive's end (StreamReceived). A disk
+//     read trusts only bytes below the segment size at the moment it
+//     was issued, and so does a
 //     read-ahead (the bytes after a sequential consumer's last poll, read
 //     while its reply travels), which serves only a poll continuing the
 //     same segment at the walk's offset.

@@ -42,7 +42,9 @@ import (
 //
 // While a stream is open no other append is admitted (ErrBusy: its
 // offsets and file position would follow a batch that may still abort);
-// a Sync, Flush or purge drops a stream still receiving (streamYield).
+// a Sync, Flush, purge or Close, and the cache taking back the region
+// the stream's journal borrowed, drop a stream still receiving
+// (streamYield).
 //
 // The owner may receive the batch's bytes straight into the journal
 // instead of feeding them (StreamRoom, StreamReceived), saving the copy.
@@ -111,9 +113,10 @@ func (p *Partition) streamFit(length int) bool {
 // StreamOpen starts appending a batch record of length bytes whose first
 // bytes, head (at least its header), arrived; timestamp (µs, > 0) is as
 // Append's. It returns the stream's id for StreamFeed (or StreamRoom and
-// StreamReceived), StreamFinish, StreamAbort and StreamDrop, or an error when the batch cannot be streamed now (ErrBusy:
-// the partition is not idle; append it whole instead) or its header is
-// invalid (ErrInvalidBatch).
+// StreamReceived), StreamFinish, StreamAbort and StreamDrop, or an error
+// when the batch cannot be streamed now (ErrBusy: the partition is not
+// idle; append it whole instead) or its header is invalid
+// (ErrInvalidBatch).
 func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint64, error) {
 	if err := p.appendAllowed(); err != nil {
 		return 0, err
@@ -399,7 +402,8 @@ func (p *Partition) streamLet() {
 }
 
 // streamYield drops a receiving stream for what waits for the write
-// pipeline to drain (a Sync or Flush, a purge): the stream's request
+// pipeline to drain (a Sync or Flush, a purge, Close) or for the cache
+// region its journal borrowed (lonePending's yield): the stream's request
 // could keep them waiting as long as its client takes to send it, and
 // appended whole it follows them instead.
 func (p *Partition) streamYield() { p.StreamDrop(p.stream.id) }

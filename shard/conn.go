@@ -46,7 +46,7 @@ type Conn struct {
 	canceling bool // a cancel of the armed recv is on its way
 	paused    bool // reading stopped at the in-flight limit
 	resuming  bool // queued on the shard's resume list
-	large     bool // the last frame was received into its buffer: read the next head with RecvOnce
+	large     bool // the last frame was large enough to receive straight in: read the next head with RecvOnce
 	progress  bool // the handler watches the frame arrive: receive it in steps (frameProgressNotifier)
 	parked    []byte
 
@@ -326,7 +326,7 @@ func (c *Conn) armRecv() {
 // next frame out of receive buffers); else multishot.
 func (c *Conn) rearm() {
 	invariant.Assert(!c.recvArmed, "one recv armed per connection")
-	if c.frame == nil || len(c.frame) < directRecvBytesMin || !c.shard.backend.Direct(c.frame) {
+	if c.frame == nil || !c.straightIn(c.frame) {
 		c.armRecv()
 		return
 	}
@@ -381,8 +381,10 @@ func (c *Conn) onRecv(completion Completion) {
 	}
 }
 
-// afterInput re-arms a receive the kernel ended early (no buffers), or
-// switches to receiving into the frame when much of it is still missing.
+// afterInput arms the next receive once the armed one ended (a RecvOnce
+// or RecvInto, or a multishot receive's last completion), or switches a
+// multishot receive to receiving into the frame when much of it is still
+// missing.
 func (c *Conn) afterInput() {
 	switch {
 	case c.state >= connClosing:
@@ -398,13 +400,20 @@ func (c *Conn) afterInput() {
 
 // wantsRecvInto reports whether a multishot receive should give way to
 // receiving the frame being assembled directly: much of it is missing,
-// and the backend can lend its buffer to the kernel as is (a bounce would
-// hold pooled memory for the whole receive and save no copy).
+// and it is received straight in.
 func (c *Conn) wantsRecvInto() bool {
 	if c.frame == nil || len(c.frame)-c.frameLen < directRecvBytesMin {
 		return false
 	}
-	return c.shard.backend.Direct(c.frame)
+	return c.straightIn(c.frame)
+}
+
+// straightIn reports whether frame is received straight into its buffer:
+// it is large, and the backend can lend the buffer to the kernel as is (a
+// bounce would hold pooled memory for the whole receive and save no
+// copy).
+func (c *Conn) straightIn(frame []byte) bool {
+	return len(frame) >= directRecvBytesMin && c.shard.backend.Direct(frame)
 }
 
 // onRecvInto handles the one completion of a receive into the frame.
@@ -548,7 +557,7 @@ func (c *Conn) frameGrew() {
 func (c *Conn) deliver() {
 	frame := c.frame
 	c.frame, c.frameLen = nil, 0
-	c.large = len(frame) >= directRecvBytesMin && c.shard.backend.Direct(frame)
+	c.large = c.straightIn(frame)
 	c.inflight++
 	bump(&c.shard.stats.framesIn, 1)
 	c.handler.OnFrame(c, frame)

@@ -168,14 +168,16 @@
 //     records pinned until it is sent, or until the connection closed
 //     with no send in flight, and only on the shard whose cache it pins.
 //  7. A connection has at most one receive armed: multishot Recv,
-//     RecvOnce, or RecvInto straight into the frame being assembled once
-//     at least directRecvBytesMin of it is missing and the backend can
-//     lend its buffer as is (or into memory its Handler lends for the
-//     frame's next bytes, frameRoom: the frame then lacks them, and the
-//     Handler hears of every such receive, frameReceived, before the
-//     next one and before OnClose); switching cancels the multishot
-//     receive and waits for its final completion, so bytes never arrive
-//     out of order.
+//     RecvOnce, or RecvInto straight into the frame being assembled when
+//     it holds at least directRecvBytesMin and the backend can lend its
+//     buffer as is: for the rest of the frame, however little, when no
+//     receive is armed, and in place of a multishot receive once at
+//     least directRecvBytesMin of it is missing (or into memory its
+//     Handler lends for the frame's next bytes, frameRoom: the frame then
+//     lacks them, and the Handler hears of every such receive,
+//     frameReceived, before the next one and before OnClose); switching
+//     cancels the multishot receive and waits for its final completion,
+//     so bytes never arrive out of order.
 //  8. In-flight frames per connection never exceed inflightRequestsMax: at
 //     the limit reading pauses (recv cancelled, bytes already received
 //     parked, at most pausedInputBytesMax) until a reply is sent.

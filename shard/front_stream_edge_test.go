@@ -27,6 +27,18 @@ func waitStreams(t *testing.T, server *Server, count uint64) {
 	t.Fatalf("%d streams opened, want %d", opened, count)
 }
 
+// waitAborted waits until count streams were dropped on server.
+func waitAborted(t *testing.T, server *Server, count uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, aborted := streamCounters(server); aborted >= count {
+			return
+		}
+	}
+	_, aborted := streamCounters(server)
+	t.Fatalf("%d streams dropped, want %d", aborted, count)
+}
+
 // readSend reads a send's reply and returns its status and base offset.
 func (c *moveClient) readSend() (wire.Status, uint64) {
 	c.t.Helper()

@@ -290,21 +290,28 @@ func TestLargeFramesReceivedStraightIn(t *testing.T) {
 // TestStreamedSendConnectionClosed: a connection closed in the middle of
 // a streamed send drops the stream; the partition takes the next sends
 // at the offsets that follow the stored ones, and nothing of the dropped
-// batch is served.
+// batch is served. Each dropped stream is waited for, and then a flush,
+// which is answered once the partition is idle again (the dropped
+// stream's pieces and the cut of its tail done): a stream still draining
+// would refuse the next attempt's (ErrBusy), and its send would not
+// stream at all.
 func TestStreamedSendConnectionClosed(t *testing.T) {
 	server := startStreamServer(t, BackendIOURing)
 	random := rand.New(rand.NewPCG(3, 4))
 	c := dialMove(t, server, 8)
 	c.setupWithLarge(largeBatch(0), random)
+	flush := &wire.FlushUnsavedBuffer{Stream: wire.NumericID(0), Topic: wire.NumericID(0), PartitionID: 0}
 	for attempt := range 3 {
 		gone := dialMove(t, server, uint64(20+attempt))
-		openedBefore, _ := streamCounters(server)
+		openedBefore, abortedBefore := streamCounters(server)
 		frame := gone.sendFrame(largeBatch(1000), wire.PartitionID(0))
 		gone.writeSlowly(frame[:len(frame)*3/4], random)
 		waitStreams(t, server, openedBefore+1)
 		if err := gone.conn.Close(); err != nil {
 			t.Fatal(err)
 		}
+		waitAborted(t, server, abortedBefore+1)
+		c.call(wire.OperationNonReplicated, wire.CodeFlushUnsavedBuffer, flush, nil)
 	}
 	if _, aborted := streamCounters(server); aborted == 0 {
 		t.Fatal("no stream was dropped with its connection")

@@ -88,10 +88,13 @@ const (
 	// rings (cache spill).
 	recvBufferCount = 64
 
-	// directRecvBytesMin is how much of a frame must still be missing for
-	// the connection to receive it straight into the frame's buffer
-	// (RecvInto) instead of copying it out of receive buffers: enough to
-	// repay cancelling the multishot receive and arming it again.
+	// directRecvBytesMin is the size from which a frame is received
+	// straight into its buffer (RecvInto) instead of being copied out of
+	// receive buffers, and how much of it must still be missing for a
+	// multishot receive to give way to that: enough to repay cancelling
+	// the multishot receive and arming it again. With no receive armed,
+	// the rest of such a frame is received straight in however little
+	// of it is missing.
 	directRecvBytesMin = 4 * recvBufferBytes
 
 	// progressRecvBytes is the step in which a connection receives a
