@@ -307,9 +307,10 @@ func (c *Conn) armRecv() {
 	// After a large frame, a multishot receive would copy most of the next
 	// one out of the provided buffers before a switch to RecvInto could
 	// land (with deferred task work it drains the socket in one go); one
-	// buffer is enough to size the frame.
+	// buffer is enough to size the frame. A frame already sized that the
+	// backend cannot receive into as is comes through the multishot one.
 	arm := c.shard.backend.Recv
-	if c.large {
+	if c.large && c.frame == nil {
 		arm = c.shard.backend.RecvOnce
 	}
 	if err := arm(c.fd, c.token(tokenRecv)); err != nil {

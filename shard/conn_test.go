@@ -19,6 +19,7 @@ type fakeBackend struct {
 	sent     [][]byte // the bytes of each Send
 	cancels  []uint64
 	owned    [][]byte // RecvIntoOwned's buffers
+	indirect bool     // Direct refuses every buffer (frames from the heap)
 	notified int
 }
 
@@ -37,7 +38,7 @@ func (f *fakeBackend) Notify() error                                 { f.notifie
 func (f *fakeBackend) Close() error                                  { return nil }
 func (f *fakeBackend) Alloc(size int) []byte                         { return f.pool.get(size) }
 func (f *fakeBackend) Free(buf []byte)                               { f.pool.put(buf) }
-func (f *fakeBackend) Direct([]byte) bool                            { return true }
+func (f *fakeBackend) Direct([]byte) bool                            { return !f.indirect }
 func (f *fakeBackend) Trim()                                         {}
 
 func (f *fakeBackend) RecvOnce(_ int, token uint64) error {
@@ -186,6 +187,27 @@ func TestConnLargeFramesSkipTheCopy(t *testing.T) {
 	conn.onRecv(Completion{Token: fake.onces[3], Result: len(small), Data: small})
 	if len(fake.recvs) != 2 || len(fake.onces) != 4 {
 		t.Fatalf("after a small frame: %d multishot receives, %d RecvOnces; want 2 and 4", len(fake.recvs), len(fake.onces))
+	}
+}
+
+// TestConnHeapFrameAfterLargeFrames: after a large frame the next head is
+// read with RecvOnce, but a frame the backend cannot receive into as is
+// (a heap buffer, the pools being exhausted) then comes through the
+// multishot receive, not one RecvOnce of one buffer after another.
+func TestConnHeapFrameAfterLargeFrames(t *testing.T) {
+	sh, fake, _, conn := newFakeShard(t)
+	conn.large = true // as after a large frame
+	fake.indirect = true
+	large := makeFrame(directRecvBytesMin+5000, 9)
+	conn.onRecv(Completion{Token: fake.recvs[0], Errno: unix.ECANCELED}) // ends the multishot recv
+	conn.onRecv(Completion{Token: fake.onces[0], Result: 3000, Data: large[:3000]})
+	if len(fake.onces) != 1 || len(fake.recvs) != 2 || len(fake.into) != 0 {
+		t.Fatalf("a heap frame's rest: %d RecvOnces, %d multishot receives, %d RecvIntos; want 1, 2 and 0",
+			len(fake.onces), len(fake.recvs), len(fake.into))
+	}
+	conn.onRecv(Completion{Token: fake.recvs[1], Result: len(large) - 3000, Data: large[3000:], More: true})
+	if sh.Stats().FramesIn != 1 {
+		t.Fatalf("heap frame not delivered: %+v", sh.Stats())
 	}
 }
 
