@@ -18,25 +18,24 @@ import (
 // waitStreams waits until at least count streams opened on server.
 func waitStreams(t *testing.T, server *Server, count uint64) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if opened, _ := streamCounters(server); opened >= count {
-			return
-		}
-	}
-	opened, _ := streamCounters(server)
-	t.Fatalf("%d streams opened, want %d", opened, count)
+	waitStreamCounter(t, "opened", count, func() uint64 { opened, _ := streamCounters(server); return opened })
 }
 
 // waitAborted waits until count streams were dropped on server.
 func waitAborted(t *testing.T, server *Server, count uint64) {
 	t.Helper()
+	waitStreamCounter(t, "dropped", count, func() uint64 { _, aborted := streamCounters(server); return aborted })
+}
+
+// waitStreamCounter waits up to 5 s until read returns at least count.
+func waitStreamCounter(t *testing.T, what string, count uint64, read func() uint64) {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, aborted := streamCounters(server); aborted >= count {
+		if read() >= count {
 			return
 		}
 	}
-	_, aborted := streamCounters(server)
-	t.Fatalf("%d streams dropped, want %d", aborted, count)
+	t.Fatalf("%d streams %s, want %d", read(), what, count)
 }
 
 // readSend reads a send's reply and returns its status and base offset.
@@ -193,12 +192,7 @@ func TestStreamedSendStalledYieldsItsCacheRegion(t *testing.T) {
 	if room := bytesIntoRooms(server); room == 0 {
 		t.Fatal("no byte of the stalled send was received into its region")
 	}
-	for _, aborted := streamCounters(server); aborted != 1; _, aborted = streamCounters(server) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d streams counted dropped while the client stalls, want the yielded one", aborted)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitAborted(t, server, 1)
 	slow.writeSlowly(frame[len(frame)/2:], random)
 	if status, base := slow.readSend(); status != wire.StatusOK || base != 0 {
 		t.Fatalf("the stalled send, once whole: %v at %d", status, base)
