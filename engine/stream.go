@@ -89,15 +89,13 @@ type batchStream struct {
 	validator wire.BatchValidator
 	stamped   frameSums
 	// origin is the owner's copy of the batch, given with StreamRoom; nil
-	// while every byte came through StreamFeed. room marks a receive into
-	// the journal under way (StreamRoom until StreamReceived); cancel asks
-	// the owner to end it soon, once (canceled) per drop. keep marks a
-	// drop whose request is appended whole: origin gets the bytes back.
-	origin   []byte
-	cancel   func()
-	room     bool
-	canceled bool
-	keep     bool
+	// while every byte came through StreamFeed, and once the owner's own
+	// abort leaves nothing to give back. room marks a receive into the
+	// journal under way (StreamRoom until StreamReceived); cancel asks the
+	// owner to end it soon (a stream is dropped once).
+	origin []byte
+	cancel func()
+	room   bool
 }
 
 // pieces counts the stream's data pieces in flight.
@@ -147,7 +145,7 @@ func (p *Partition) StreamOpen(head []byte, length int, timestamp uint64) (uint6
 	s.state, s.at, s.length, s.timestamp, s.copied = streamReceiving, buffer.used, length, timestamp, 0
 	s.headerEnd = int(alignUp(int64(buffer.used + batchHeaderBytes)))
 	s.written, s.writeErr, s.err = s.headerEnd, nil, nil
-	s.origin, s.cancel, s.canceled, s.keep = nil, nil, false, false
+	s.origin, s.cancel = nil, nil
 	invariant.Assert(s.piecesBusy == 0 && !s.room, "a new stream has no piece or receive in flight")
 	s.stamped.start(head, p.options.PartitionID, p.offsetNext, timestamp)
 	p.allocateAhead(length)
@@ -172,16 +170,9 @@ func (p *Partition) StreamFeed(id uint64, arrived []byte) error {
 	}
 	invariant.Assert(len(arrived) >= s.copied && len(arrived) <= s.length, "a stream grows within its batch")
 	invariant.Assert(!s.room, "no bytes are fed while the room is lent")
-	buffer := p.inflight
-	stored := buffer.data[s.at : s.at+s.length]
-	copy(stored[s.copied:len(arrived)], arrived[s.copied:])
+	copy(p.inflight.data[s.at+s.copied:s.at+len(arrived)], arrived[s.copied:])
 	s.copied = len(arrived)
-	if err := s.validator.Advance(stored[:s.copied]); err != nil {
-		p.streamFail(fmt.Errorf("%w: %w", ErrInvalidBatch, err))
-		return s.err
-	}
-	p.streamPiece()
-	return nil
+	return p.streamTake()
 }
 
 // StreamRoom lends the owner the journal's room for the batch's next
@@ -199,7 +190,7 @@ func (p *Partition) StreamRoom(id uint64, origin []byte, cancel func()) []byte {
 		return nil
 	}
 	invariant.Assert(!s.room && len(origin) == s.length && cancel != nil, "one room lent at a time, with the batch's origin")
-	s.origin, s.cancel, s.room, s.canceled = origin, cancel, true, false
+	s.origin, s.cancel, s.room = origin, cancel, true
 	return p.inflight.data[s.at+s.copied : s.at+s.length]
 }
 
@@ -223,6 +214,13 @@ func (p *Partition) StreamReceived(id uint64, n int) error {
 		return p.fatal
 	}
 	invariant.Assert(s.state == streamReceiving, "a room is lent while receiving")
+	return p.streamTake()
+}
+
+// streamTake validates the frames of the batch's bytes now arrived and
+// writes whole blocks as pieces; an error fails the stream.
+func (p *Partition) streamTake() error {
+	s := &p.stream
 	if err := s.validator.Advance(p.inflight.data[s.at : s.at+s.copied]); err != nil {
 		p.streamFail(fmt.Errorf("%w: %w", ErrInvalidBatch, err))
 		return s.err
@@ -373,17 +371,18 @@ func (p *Partition) StreamDrop(id uint64) {
 // streamDrop ends a receiving stream without storing it: at once, or
 // once the owner's receive into the journal and its pieces in flight
 // ended. keep: its request is appended whole (origin gets its bytes).
+// A stream is dropped once: only a receiving one is.
 func (p *Partition) streamDrop(keep bool) {
 	s := &p.stream
-	s.state, s.keep = streamAborting, keep
-	if !s.room {
-		p.streamLet()
+	s.state = streamAborting
+	if !keep {
+		s.origin = nil // the owner's frame is gone with its request
+	}
+	if s.room {
+		s.cancel()
 		return
 	}
-	if !s.canceled {
-		s.canceled = true
-		s.cancel()
-	}
+	p.streamLet()
 }
 
 // streamLet hands a dropped stream's bytes back to its origin once no
@@ -392,10 +391,10 @@ func (p *Partition) streamDrop(keep bool) {
 func (p *Partition) streamLet() {
 	s := &p.stream
 	invariant.Assert(s.state == streamAborting && !s.room, "a dropped stream lets go of its journal")
-	if s.keep && s.origin != nil {
+	if s.origin != nil {
 		copy(s.origin[:s.copied], p.inflight.data[s.at:s.at+s.copied])
 	}
-	s.origin, s.cancel, s.keep = nil, nil, false
+	s.origin, s.cancel = nil, nil
 	if s.pieces() == 0 {
 		p.streamDrain()
 	}
