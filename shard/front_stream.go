@@ -49,8 +49,6 @@ type sendStream struct {
 	id        uint64
 	key       PartitionKey
 	batchAt   int   // the batch's position in the frame
-	fed       int   // the batch's bytes handed to the stream, fed or received
-	lent      bool  // the connection receives into the stream's room
 	err       error // the batch failed validation: the request's answer
 	body      wire.SendMessages
 	requested wire.RequestHeader
@@ -134,7 +132,7 @@ func (f *front) streamOpen(s *session, frame []byte, arrived int) bool {
 		return false
 	}
 	f.chosePartition(stream.ID, topic, st.body.Partitioning) // the choice is made
-	st.open, st.id, st.key, st.batchAt, st.err, st.fed = true, id, key, batchAt, nil, 0
+	st.open, st.id, st.key, st.batchAt, st.err = true, id, key, batchAt, nil
 	return true
 }
 
@@ -143,7 +141,6 @@ func (f *front) streamFeed(s *session, frame []byte, arrived int) {
 	st := &s.stream
 	err := f.server.data.Local(f.shard).StreamFeed(st.key, st.id, frame[st.batchAt:arrived])
 	if err == nil {
-		st.fed = arrived - st.batchAt
 		return
 	}
 	f.streamFailed(st, err)
@@ -159,34 +156,29 @@ func (f *front) streamFailed(st *sendStream, err error) {
 }
 
 // frameRoom lends the connection the open stream's journal room for the
-// frame's next bytes, when the stream took every byte so far
-// (frameProgressNotifier).
-func (f *front) frameRoom(conn *Conn, frame []byte, arrived int) []byte {
+// frame's next bytes (frameProgressNotifier): the stream took every byte
+// so far, fed after each receive into the frame.
+func (f *front) frameRoom(conn *Conn, frame []byte, _ int) []byte {
 	s, _ := conn.Attached().(*session)
 	if s == nil {
 		return nil
 	}
 	st := s.stream.of(frame)
-	if st == nil || !st.open || arrived != st.batchAt+st.fed {
+	if st == nil || !st.open {
 		return nil
 	}
-	invariant.Assert(!st.lent, "one room lent per stream at a time")
 	if s.cancelRoom == nil {
 		s.cancelRoom = conn.cancelRecv // the session's connection never changes
 	}
-	room := f.server.data.Local(f.shard).StreamRoom(st.key, st.id, frame[st.batchAt:], s.cancelRoom)
-	st.lent = room != nil
-	return room
+	return f.server.data.Local(f.shard).StreamRoom(st.key, st.id, frame[st.batchAt:], s.cancelRoom)
 }
 
 // frameReceived hands the stream the n bytes received into its room
 // (frameProgressNotifier).
-func (f *front) frameReceived(conn *Conn, frame []byte, arrived, n int) bool {
+func (f *front) frameReceived(conn *Conn, frame []byte, _, n int) bool {
 	s := conn.Attached().(*session)
 	st := s.stream.of(frame)
-	invariant.Assert(st != nil && st.open && st.lent && arrived == st.batchAt+st.fed+n, "a room's bytes return to its stream")
-	st.lent = false
-	st.fed += n
+	invariant.Assert(st != nil && st.open, "a room's bytes return to its open stream")
 	if err := f.server.data.Local(f.shard).StreamReceived(st.key, st.id, n); err != nil {
 		f.streamFailed(st, err)
 	}
@@ -197,11 +189,10 @@ func (f *front) frameReceived(conn *Conn, frame []byte, arrived, n int) bool {
 // not be (the connection closed, the session was evicted).
 func (f *front) streamEnd(s *session) {
 	st := &s.stream
-	invariant.Assert(!st.lent, "a stream ends with no receive into its room")
 	if st.open {
 		f.server.data.Local(f.shard).StreamAbort(st.key, st.id)
 	}
-	st.frame, st.open, st.declined, st.id, st.err, st.fed = nil, false, false, 0, nil, 0
+	st.frame, st.open, st.declined, st.id, st.err = nil, false, false, 0, nil
 }
 
 // streamSend runs a send whose frame was streamed, on the partition the
