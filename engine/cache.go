@@ -11,9 +11,10 @@ import "github.com/whippetio/whippet/internal/invariant"
 // before the arena's claimed capacity either grows the capacity (when the
 // CacheBudget grants it) or wraps to the start, evicting the oldest
 // records in its way. A record never straddles the end. Every record has
-// a sequence number, and records die in sequence order (eviction is FIFO,
-// shrinking included), so a sequence is alive exactly when it is at or
-// above sequenceTail.
+// a sequence number, and eviction is FIFO (shrinking included), so a
+// sequence below sequenceTail is dead. One at or above it is alive unless
+// its partition forgot it (closed, purged): a forgotten record keeps its
+// room until the tail passes it, at once when nothing older is alive.
 //
 // The copy stays off the path from a write's completion to its
 // acknowledgement when the shard drains: with a wake function set
@@ -48,7 +49,10 @@ type Cache struct {
 	// are made and die so that Stats need not walk them.
 	liveBytes    int64
 	evictedCount uint64
-	pinnedCount  int // pins held on records (pin, Unpin)
+	// forgottenCount counts the dead records the tail passed without
+	// evicting them (passForgotten).
+	forgottenCount uint64
+	pinnedCount    int // pins held on records (pin, Unpin)
 	// pinBlocked counts the evictions a pinned record stopped (a refused
 	// record, a Trim put off); the shard then has its sends in place copy
 	// their records out.
@@ -98,10 +102,13 @@ type CacheStats struct {
 	Bytes         int64  // their bytes
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
-	HeldCount     int    // written journals waiting for their copy
-	PinnedCount   int    // pins held by sends reading records in place, and lent regions
-	PinBlocked    uint64 // evictions a pinned record stopped since the start
-	ReadyBytes    int64  // of CapacityBytes, what is faulted in ahead of the copies
+	// ForgottenCount counts dead records (their partition closed, was
+	// purged or dropped them) passed without an eviction since the start.
+	ForgottenCount uint64
+	HeldCount      int    // written journals waiting for their copy
+	PinnedCount    int    // pins held by sends reading records in place, and lent regions
+	PinBlocked     uint64 // evictions a pinned record stopped since the start
+	ReadyBytes     int64  // of CapacityBytes, what is faulted in ahead of the copies
 }
 
 // NewCache returns the cache of one of shardCount shards drawing on
@@ -165,6 +172,7 @@ func (c *Cache) record(at int, length int, journal int32, from int) uint64 {
 
 // reserve makes room for length bytes and returns where they go.
 func (c *Cache) reserve(length int) (int, bool) {
+	c.passForgotten()
 	if c.sequenceHead-c.sequenceTail == uint64(len(c.entries)) {
 		if !c.evict() {
 			return 0, false
@@ -281,6 +289,43 @@ func (c *Cache) evict() bool {
 	return true
 }
 
+// forget kills the record of sequence, which its partition no longer
+// lists (the partition closed or was purged, or a refused batch broke its
+// list): it counts as live no more, and a held copy of it copies
+// nothing. Its room comes back when the tail passes it (passForgotten).
+func (c *Cache) forget(sequence uint64) {
+	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
+		return // evicted already
+	}
+	entry := &c.entries[sequence%uint64(len(c.entries))]
+	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
+	invariant.Assert(entry.journal != lentRegion, "a lent region is not listed until its loan ends")
+	c.liveBytes -= int64(entry.length)
+	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
+	entry.length = 0
+}
+
+// passForgotten moves the tail past the oldest records while they are
+// dead (forgotten, or regions that died empty) and unpinned. A cache
+// whose records all died starts again at the arena's start, in memory
+// already faulted in: a deleted topic's room is reused before the arena
+// grows into fresh memory, whose first touch costs more than the copy
+// into it (cacheArena). Dead records behind a live one wait for
+// eviction, which is FIFO.
+func (c *Cache) passForgotten() {
+	for !c.empty() {
+		oldest := &c.entries[c.sequenceTail%uint64(len(c.entries))]
+		if oldest.length > 0 || oldest.pins > 0 {
+			return
+		}
+		c.sequenceTail++
+		c.forgottenCount++
+		if c.empty() {
+			c.head, c.wrapEnd = 0, 0
+		}
+	}
+}
+
 // Trim gives memory back when the budget is under pressure and this
 // cache holds more than its share: it evicts the oldest records until
 // the rest lie within the share and unmaps the pages above it. The shard
@@ -325,6 +370,9 @@ func (c *Cache) get(sequence uint64) []byte {
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
+	if entry.length == 0 {
+		return nil // forgotten, or a region that died empty
+	}
 	if entry.journal >= 0 {
 		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
 	}
@@ -334,14 +382,15 @@ func (c *Cache) get(sequence uint64) []byte {
 // Stats returns the cache's state; the shard's thread only.
 func (c *Cache) Stats() CacheStats {
 	stats := CacheStats{
-		Records:       c.sequenceHead - c.sequenceTail,
-		CapacityBytes: int64(c.capacityBytes),
-		EvictedCount:  c.evictedCount,
-		HeldCount:     c.heldLen,
-		PinnedCount:   c.pinnedCount,
-		PinBlocked:    c.pinBlocked,
-		ReadyBytes:    int64(c.readyBytes()),
-		Bytes:         c.liveBytes,
+		Records:        c.sequenceHead - c.sequenceTail,
+		CapacityBytes:  int64(c.capacityBytes),
+		EvictedCount:   c.evictedCount,
+		ForgottenCount: c.forgottenCount,
+		HeldCount:      c.heldLen,
+		PinnedCount:    c.pinnedCount,
+		PinBlocked:     c.pinBlocked,
+		ReadyBytes:     int64(c.readyBytes()),
+		Bytes:          c.liveBytes,
 	}
 	if invariant.Enabled {
 		walked := int64(0)
@@ -447,8 +496,16 @@ func (p *partitionCache) append(batch *journalBatch, sequence uint64) {
 }
 
 // clear forgets every cached batch: the list must stay contiguous in
-// offsets, so a batch the cache refused breaks it.
+// offsets, so a batch the cache refused breaks it; a purge and a close
+// clear it too. Records nobody lists any more are dead, so the cache
+// reuses their room first (Cache.passForgotten).
 func (p *partitionCache) clear() {
+	for index := p.first; index < len(p.batches); index++ {
+		p.cache.forget(p.batches[index].sequence)
+	}
+	if p.cache != nil && len(p.batches) > p.first {
+		p.cache.passForgotten()
+	}
 	p.batches = p.batches[:0]
 	p.first = 0
 }

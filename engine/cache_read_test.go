@@ -66,3 +66,52 @@ func TestPollAfterEviction(t *testing.T) {
 		t.Fatalf("a poll of the newest batch read the disk")
 	}
 }
+
+// TestClosedPartitionGivesItsCacheRoomBack: a closed (or deleted)
+// partition's records are dead, so the next partition's batches reuse
+// their room instead of evicting or growing. Method: partition A fills
+// over half of a 1 MiB cache and closes; the cache counts no live bytes
+// and its tail passed A's records; partition B then writes over half of
+// it too (without A's death, A's oldest records would be evicted)
+// without anything evicted or the capacity growing, and polls it all
+// back from the cache.
+func TestClosedPartitionGivesItsCacheRoomBack(t *testing.T) {
+	storage, cache, first := openCachedPartition(t, 13, "/e/a")
+	random := newRandom(14)
+	serial := uint64(0)
+	write := func(p *engine.Partition) []enginetest.Message {
+		var all []enginetest.Message
+		for range 15 {
+			messages := randomMessages(random, &serial, 20, 4000)
+			if _, err := appendBatch(t, storage, p, enginetest.Batch(1, messages...), 1); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, messages...)
+		}
+		return all
+	}
+	write(first)
+	filled := cache.Stats()
+	if filled.Bytes < 512<<10 || filled.Records == 0 {
+		t.Fatalf("stats %+v: the first partition's batches were not cached", filled)
+	}
+	closePartition(t, storage, first)
+	if closed := cache.Stats(); closed.Bytes != 0 || closed.Records != 0 || closed.ForgottenCount != filled.Records {
+		t.Fatalf("stats after the close %+v: want no records left, %d forgotten", closed, filled.Records)
+	}
+	second := mustOpen(t, storage, engine.PartitionOptions{Directory: "/e/b", SegmentBytes: 1 << 30, Cache: cache,
+		Logger: quiet, ReadBytes: 64 << 10})
+	model := write(second)
+	after := cache.Stats()
+	if after.CapacityBytes != filled.CapacityBytes || after.EvictedCount != 0 || after.Bytes < 512<<10 {
+		t.Fatalf("stats %+v after the same writes to a second partition: want capacity %d kept, nothing evicted",
+			after, filled.CapacityBytes)
+	}
+	readsBefore := storage.reads
+	compareMessages(t, poll(t, storage, second, &engine.PollOp{Strategy: engine.PollOffset, Value: 0,
+		Count: uint32(len(model))}), model, 0)
+	if storage.reads != readsBefore {
+		t.Fatal("the second partition's batches were read from disk, not the cache")
+	}
+	closePartition(t, storage, second)
+}

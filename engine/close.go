@@ -100,6 +100,7 @@ func (c *closer) stepDone(op *Op) {
 		return
 	}
 	p.state = stateClosed
+	p.cache.clear() // nothing polls a closed partition: its records are dead
 	p.releaseBuffers()
 	done := p.closeDone
 	p.closeDone = nil
