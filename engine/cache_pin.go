@@ -46,15 +46,18 @@ func (c *Cache) pin(sequence uint64) []byte {
 	return c.arena.data[entry.at : entry.at+entry.length : entry.at+entry.length]
 }
 
-// roomBefore is how many bytes of inserts the arena takes (without
-// growing) before one overwrites the record at position: the older region
-// of a wrapped arena lies after head; everything else comes after head
-// wraps to the start.
+// roomBefore is how many bytes of inserts the arena takes before one
+// overwrites the record at position: the older region of a wrapped arena
+// lies after head; everything else comes after head reaches the arena's
+// end and wraps to the start. By then the arena is unwrapped, so it has
+// grown to the share the budget always grants (fairBytes) if it was
+// smaller: a cache that reused its start (passForgotten) has records
+// close to its claimed end that are far from being overwritten.
 func (c *Cache) roomBefore(position int) int {
 	if position >= c.head {
 		return position - c.head
 	}
-	return c.capacityBytes - c.head + position
+	return max(c.capacityBytes, c.fairBytes) - c.head + position
 }
 
 func (c *Cache) unpin(sequence uint64) {

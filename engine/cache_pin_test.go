@@ -143,3 +143,44 @@ func TestCachePinKeepsAMargin(t *testing.T) {
 		t.Fatalf("%d pins left", stats.PinnedCount)
 	}
 }
+
+// TestCachePinCountsTheShareItGrowsTo: a record near the start of an
+// arena whose head is close to its claimed end, but below the share the
+// budget always grants, is pinned: the arena grows before head wraps.
+// Method: a 128 MiB budget of one shard; 60 MiB of records claim 66 MiB
+// (the need and a lead); the oldest is pinned; inserts go on until the
+// arena has grown to the whole share without one being refused, and the
+// pinned record's bytes never change.
+func TestCachePinCountsTheShareItGrowsTo(t *testing.T) {
+	cache := NewCache(NewCacheBudget(128<<20), 1)
+	defer cache.Release()
+	record := make([]byte, 64<<10)
+	insert := func(serial int) uint64 {
+		record[0], record[len(record)-1] = byte(serial), byte(serial>>8)
+		sequence, ok := cache.insert(record)
+		if !ok {
+			t.Fatalf("record %d refused (pin blocked %d)", serial, cache.PinBlocked())
+		}
+		return sequence
+	}
+	first := insert(0)
+	for serial := 1; serial < 60*16; serial++ {
+		insert(serial)
+	}
+	if cache.capacityBytes >= cache.fairBytes || cache.capacityBytes-cache.head > cache.capacityBytes/cachePinMarginDivisor {
+		t.Fatalf("capacity %d, head %d, share %d: the setup misses a head near a claimed end below the share",
+			cache.capacityBytes, cache.head, cache.fairBytes)
+	}
+	pinned := cache.pin(first)
+	if pinned == nil {
+		t.Fatal("the oldest record, a grown arena of inserts from being overwritten, was not pinned")
+	}
+	want := bytes.Clone(pinned)
+	for serial := 60 * 16; cache.capacityBytes < cache.fairBytes || cache.head+len(record) <= cache.capacityBytes; serial++ {
+		insert(serial)
+	}
+	if cache.PinBlocked() != 0 || !bytes.Equal(pinned, want) {
+		t.Fatalf("pin blocked %d times, pinned bytes changed %v", cache.PinBlocked(), !bytes.Equal(pinned, want))
+	}
+	cache.unpin(first)
+}
