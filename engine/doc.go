@@ -106,7 +106,8 @@
 // arena, memory outside the Go heap that the shards share within one
 // CacheBudget and that evicts oldest first: O_DIRECT bypasses the page
 // cache, so this is what serves a consumer reading recent data from
-// memory.
+// memory. A closed, deleted or purged partition's records die at once,
+// and the ring reuses their room before it grows into fresh memory.
 // A batch of at least piecesRecordBytesMin arriving while no write runs
 // or waits is written in pieces when the Storage is a Kicker (io_uring):
 // its layout is checked and its stamped checksum computed on the received
@@ -182,7 +183,9 @@
 //     waiting for a descriptor waits for the next op in flight to complete
 //     instead of failing.
 //  11. The cache returns a batch's exact written bytes or nothing: its
-//     records die in sequence order (oldest first, shrinking included),
+//     records are evicted in sequence order (oldest first, shrinking
+//     included) and a forgotten one (its partition closed or purged)
+//     returns nothing while its room waits for the tail to pass it,
 //     a record lies only in arena memory that is claimed from the
 //     CacheBudget and (with PopulateAhead) faulted in, a held journal is
 //     freed once, after its live batches were copied or died, and the
