@@ -98,8 +98,11 @@ type heldJournal struct {
 
 // CacheStats is a cache's state for metrics and tests.
 type CacheStats struct {
-	Records       uint64 // records alive
-	Bytes         int64  // their bytes
+	// Records counts the records in the ring: the live ones and the dead
+	// ones (forgotten, or regions that died empty) the tail has not
+	// passed yet.
+	Records       uint64
+	Bytes         int64  // the live records' bytes
 	CapacityBytes int64  // arena memory claimed from the budget
 	EvictedCount  uint64 // records evicted since the start
 	// ForgottenCount counts dead records (their partition closed, was
