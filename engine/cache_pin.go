@@ -49,10 +49,15 @@ func (c *Cache) pin(sequence uint64) []byte {
 // roomBefore is how many bytes of inserts the arena takes before one
 // overwrites the record at position: the older region of a wrapped arena
 // lies after head; everything else comes after head reaches the arena's
-// end and wraps to the start. By then the arena is unwrapped, so it has
-// grown to the share the budget always grants (fairBytes) if it was
-// smaller: a cache that reused its start (passForgotten) has records
-// close to its claimed end that are far from being overwritten.
+// end and wraps to the start. By then the arena is unwrapped, and it
+// grows before head wraps up to its share (fairBytes), which the budget
+// grants while the caches hold less than the limit plus one share
+// (always with one or two shards): a cache that reused its start
+// (passForgotten) has records close to its claimed end that are far from
+// being overwritten. With three shards or more, one holding over its
+// share until it trims can leave that growth refused: head wraps sooner,
+// and a record pinned on this count may stop an eviction (pinBlocked),
+// which the shard answers by copying its sends out.
 func (c *Cache) roomBefore(position int) int {
 	if position >= c.head {
 		return position - c.head
