@@ -49,8 +49,8 @@ type Cache struct {
 	// are made and die so that Stats need not walk them.
 	liveBytes    int64
 	evictedCount uint64
-	// forgottenCount counts the dead records the tail passed without
-	// evicting them (passForgotten).
+	// forgottenCount counts the dead records the tail passed
+	// (passForgotten, or evict on its way); evictedCount the live ones.
 	forgottenCount uint64
 	pinnedCount    int // pins held on records (pin, Unpin)
 	// pinBlocked counts the evictions a pinned record stopped (a refused
@@ -104,9 +104,10 @@ type CacheStats struct {
 	Records       uint64
 	Bytes         int64  // the live records' bytes
 	CapacityBytes int64  // arena memory claimed from the budget
-	EvictedCount  uint64 // records evicted since the start
+	EvictedCount  uint64 // live records evicted since the start
 	// ForgottenCount counts dead records (their partition closed, was
-	// purged or dropped them) passed without an eviction since the start.
+	// purged or dropped them) the tail passed since the start, an
+	// eviction's included.
 	ForgottenCount uint64
 	HeldCount      int    // written journals waiting for their copy
 	PinnedCount    int    // pins held by sends reading records in place, and lent regions
@@ -285,7 +286,11 @@ func (c *Cache) evict() bool {
 	c.liveBytes -= int64(oldest.length)
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceTail++
-	c.evictedCount++
+	if oldest.length == 0 {
+		c.forgottenCount++ // dead already (forgotten, or a region that died empty)
+	} else {
+		c.evictedCount++
+	}
 	if c.empty() {
 		c.head, c.wrapEnd = 0, 0
 	}
