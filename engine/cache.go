@@ -302,11 +302,10 @@ func (c *Cache) evict() bool {
 // list): it counts as live no more, and a held copy of it copies
 // nothing. Its room comes back when the tail passes it (passForgotten).
 func (c *Cache) forget(sequence uint64) {
-	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
-		return // evicted already
+	entry := c.live(sequence)
+	if entry == nil {
+		return // evicted, or dead already
 	}
-	entry := &c.entries[sequence%uint64(len(c.entries))]
-	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
 	invariant.Assert(entry.journal != lentRegion, "a lent region is not listed until its loan ends")
 	c.liveBytes -= int64(entry.length)
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
@@ -373,18 +372,29 @@ func (c *Cache) shrink(capacityBytes int) {
 // get returns the record of sequence, or nil when it died. The slice is
 // valid until the next insert or Trim.
 func (c *Cache) get(sequence uint64) []byte {
+	entry := c.live(sequence)
+	if entry == nil {
+		return nil
+	}
+	if entry.journal >= 0 {
+		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
+	}
+	return c.arena.data[entry.at : entry.at+entry.length]
+}
+
+// live returns the entry of sequence while its record is alive: the tail
+// has not passed it, and it has bytes (not forgotten, not a region that
+// died empty); else nil.
+func (c *Cache) live(sequence uint64) *cacheEntry {
 	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
 		return nil
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
 	if entry.length == 0 {
-		return nil // forgotten, or a region that died empty
+		return nil
 	}
-	if entry.journal >= 0 {
-		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
-	}
-	return c.arena.data[entry.at : entry.at+entry.length]
+	return entry
 }
 
 // Stats returns the cache's state; the shard's thread only.

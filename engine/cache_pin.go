@@ -33,12 +33,8 @@ func (c *Cache) PinBlocked() uint64 { return c.pinBlocked }
 // when it cannot be sent in place: it died, or it still lies in a held
 // journal, which Drain frees after copying it.
 func (c *Cache) pin(sequence uint64) []byte {
-	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
-		return nil
-	}
-	entry := &c.entries[sequence%uint64(len(c.entries))]
-	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
-	if entry.journal != -1 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
+	entry := c.live(sequence)
+	if entry == nil || entry.journal != -1 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
 		return nil
 	}
 	entry.pins++
