@@ -518,10 +518,10 @@ func (p *partitionCache) append(batch *journalBatch, sequence uint64) {
 // clear it too. Records nobody lists any more are dead, so the cache
 // reuses their room first (Cache.passForgotten).
 func (p *partitionCache) clear() {
-	for index := p.first; index < len(p.batches); index++ {
-		p.cache.forget(p.batches[index].sequence)
-	}
-	if p.cache != nil && len(p.batches) > p.first {
+	if p.first < len(p.batches) { // listed only with a cache (addWritten)
+		for index := p.first; index < len(p.batches); index++ {
+			p.cache.forget(p.batches[index].sequence)
+		}
 		p.cache.passForgotten()
 	}
 	p.batches = p.batches[:0]
