@@ -49,8 +49,8 @@ type Cache struct {
 	// are made and die so that Stats need not walk them.
 	liveBytes    int64
 	evictedCount uint64
-	// forgottenCount counts the dead records the tail passed without
-	// evicting them (passForgotten).
+	// forgottenCount counts the dead records the tail passed
+	// (passForgotten, or evict on its way); evictedCount the live ones.
 	forgottenCount uint64
 	pinnedCount    int // pins held on records (pin, Unpin)
 	// pinBlocked counts the evictions a pinned record stopped (a refused
@@ -98,12 +98,16 @@ type heldJournal struct {
 
 // CacheStats is a cache's state for metrics and tests.
 type CacheStats struct {
-	Records       uint64 // records alive
-	Bytes         int64  // their bytes
+	// Records counts the records in the ring: the live ones and the dead
+	// ones (forgotten, or regions that died empty) the tail has not
+	// passed yet.
+	Records       uint64
+	Bytes         int64  // the live records' bytes
 	CapacityBytes int64  // arena memory claimed from the budget
-	EvictedCount  uint64 // records evicted since the start
+	EvictedCount  uint64 // live records evicted since the start
 	// ForgottenCount counts dead records (their partition closed, was
-	// purged or dropped them) passed without an eviction since the start.
+	// purged or dropped them) the tail passed since the start, an
+	// eviction's included.
 	ForgottenCount uint64
 	HeldCount      int    // written journals waiting for their copy
 	PinnedCount    int    // pins held by sends reading records in place, and lent regions
@@ -282,7 +286,11 @@ func (c *Cache) evict() bool {
 	c.liveBytes -= int64(oldest.length)
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceTail++
-	c.evictedCount++
+	if oldest.length == 0 {
+		c.forgottenCount++ // dead already (forgotten, or a region that died empty)
+	} else {
+		c.evictedCount++
+	}
 	if c.empty() {
 		c.head, c.wrapEnd = 0, 0
 	}
@@ -294,11 +302,10 @@ func (c *Cache) evict() bool {
 // list): it counts as live no more, and a held copy of it copies
 // nothing. Its room comes back when the tail passes it (passForgotten).
 func (c *Cache) forget(sequence uint64) {
-	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
-		return // evicted already
+	entry := c.live(sequence)
+	if entry == nil {
+		return // evicted, or dead already
 	}
-	entry := &c.entries[sequence%uint64(len(c.entries))]
-	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
 	invariant.Assert(entry.journal != lentRegion, "a lent region is not listed until its loan ends")
 	c.liveBytes -= int64(entry.length)
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
@@ -365,18 +372,29 @@ func (c *Cache) shrink(capacityBytes int) {
 // get returns the record of sequence, or nil when it died. The slice is
 // valid until the next insert or Trim.
 func (c *Cache) get(sequence uint64) []byte {
+	entry := c.live(sequence)
+	if entry == nil {
+		return nil
+	}
+	if entry.journal >= 0 {
+		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
+	}
+	return c.arena.data[entry.at : entry.at+entry.length]
+}
+
+// live returns the entry of sequence while its record is alive: the tail
+// has not passed it, and it has bytes (not forgotten, not a region that
+// died empty); else nil.
+func (c *Cache) live(sequence uint64) *cacheEntry {
 	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
 		return nil
 	}
 	entry := &c.entries[sequence%uint64(len(c.entries))]
 	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
 	if entry.length == 0 {
-		return nil // forgotten, or a region that died empty
+		return nil
 	}
-	if entry.journal >= 0 {
-		return c.held[entry.journal].data[entry.from : entry.from+entry.length]
-	}
-	return c.arena.data[entry.at : entry.at+entry.length]
+	return entry
 }
 
 // Stats returns the cache's state; the shard's thread only.
@@ -500,10 +518,10 @@ func (p *partitionCache) append(batch *journalBatch, sequence uint64) {
 // clear it too. Records nobody lists any more are dead, so the cache
 // reuses their room first (Cache.passForgotten).
 func (p *partitionCache) clear() {
-	for index := p.first; index < len(p.batches); index++ {
-		p.cache.forget(p.batches[index].sequence)
-	}
-	if p.cache != nil && len(p.batches) > p.first {
+	if p.first < len(p.batches) { // listed only with a cache (addWritten)
+		for index := p.first; index < len(p.batches); index++ {
+			p.cache.forget(p.batches[index].sequence)
+		}
 		p.cache.passForgotten()
 	}
 	p.batches = p.batches[:0]

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -104,7 +106,9 @@ func TestCacheModelWithForgetting(t *testing.T) {
 				newest = sequence
 			}
 			checkCacheModel(t, cache, want, newest)
-			for sequence := range want {
+			// In sequence order: map order is random, and the seed alone
+			// must pick the forgotten records.
+			for _, sequence := range slices.Sorted(maps.Keys(want)) {
 				if sequence != newest && random.IntN(3) == 0 {
 					cache.forget(sequence)
 					delete(want, sequence)
@@ -130,5 +134,39 @@ func TestCacheModelWithForgetting(t *testing.T) {
 			t.Fatalf("seed %d: the tail never passed a forgotten record", seed)
 		}
 		cache.Release()
+	}
+}
+
+// TestCacheEvictionCountsOnlyLiveRecords: a dead record that eviction
+// drops on its way (behind a live one, the tail could not pass it)
+// counts as forgotten, not evicted, so EvictedCount stays the live
+// records the cache gave up. Method: a 1 MiB cache of 64 KiB records, a
+// live one then six forgotten ones then live ones to the arena's end;
+// a 128 KiB record wraps to the start and evicts the live record and
+// the forgotten one after it.
+func TestCacheEvictionCountsOnlyLiveRecords(t *testing.T) {
+	cache := NewCache(NewCacheBudget(1<<20), 1)
+	defer cache.Release()
+	insert := func(length int) uint64 {
+		sequence, ok := cache.insert(make([]byte, length))
+		if !ok {
+			t.Fatalf("a record of %d bytes refused", length)
+		}
+		return sequence
+	}
+	live := insert(64 << 10)
+	for range 6 {
+		cache.forget(insert(64 << 10))
+	}
+	for cache.head+64<<10 <= cache.capacityBytes {
+		insert(64 << 10)
+	}
+	insert(128 << 10)
+	if cache.sequenceTail != live+2 {
+		t.Fatalf("tail %d: the setup misses an eviction of the live record %d and one forgotten after it",
+			cache.sequenceTail, live)
+	}
+	if stats := cache.Stats(); stats.EvictedCount != 1 || stats.ForgottenCount != 1 {
+		t.Fatalf("stats %+v: want the live record evicted and the forgotten one counted as forgotten", stats)
 	}
 }

@@ -11,7 +11,7 @@ import "github.com/whippetio/whippet/internal/invariant"
 // region is pinned (the kernel reads it until the write completes), so
 // nothing evicts, overwrites or unmaps it. A region whose batch is not
 // cached (a dropped stream, a failed write) dies empty and its room
-// comes back when eviction reaches it.
+// comes back when the tail reaches it (passForgotten, or eviction).
 
 // lentRegion marks the entry of a lent region (cacheEntry.journal).
 const lentRegion int32 = -2
@@ -87,8 +87,8 @@ func (c *Cache) adoptJournal(region uint64, from, length int) {
 
 // dropJournal ends a loan whose batch is not cached: the region dies
 // empty, and its room comes back at once when it is the newest record
-// (a stream dropped while others wait behind it leaves a gap until
-// eviction reaches it).
+// (a stream dropped while others wait behind it leaves a gap until the
+// tail reaches it).
 func (c *Cache) dropJournal(region uint64) {
 	entry := c.endLoan(region)
 	if entry == nil {

@@ -33,12 +33,8 @@ func (c *Cache) PinBlocked() uint64 { return c.pinBlocked }
 // when it cannot be sent in place: it died, or it still lies in a held
 // journal, which Drain frees after copying it.
 func (c *Cache) pin(sequence uint64) []byte {
-	if sequence < c.sequenceTail || sequence >= c.sequenceHead {
-		return nil
-	}
-	entry := &c.entries[sequence%uint64(len(c.entries))]
-	invariant.Assert(entry.sequence == sequence, "cache slot holds its sequence")
-	if entry.journal != -1 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
+	entry := c.live(sequence)
+	if entry == nil || entry.journal != -1 || c.roomBefore(entry.at) < c.capacityBytes/cachePinMarginDivisor {
 		return nil
 	}
 	entry.pins++
@@ -49,10 +45,15 @@ func (c *Cache) pin(sequence uint64) []byte {
 // roomBefore is how many bytes of inserts the arena takes before one
 // overwrites the record at position: the older region of a wrapped arena
 // lies after head; everything else comes after head reaches the arena's
-// end and wraps to the start. By then the arena is unwrapped, so it has
-// grown to the share the budget always grants (fairBytes) if it was
-// smaller: a cache that reused its start (passForgotten) has records
-// close to its claimed end that are far from being overwritten.
+// end and wraps to the start. By then the arena is unwrapped, and it
+// grows before head wraps up to its share (fairBytes), which the budget
+// grants while the caches hold less than the limit plus one share
+// (always with one or two shards): a cache that reused its start
+// (passForgotten) has records close to its claimed end that are far from
+// being overwritten. With three shards or more, one holding over its
+// share until it trims can leave that growth refused: head wraps sooner,
+// and a record pinned on this count may stop an eviction (pinBlocked),
+// which the shard answers by copying its sends out.
 func (c *Cache) roomBefore(position int) int {
 	if position >= c.head {
 		return position - c.head

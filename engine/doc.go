@@ -106,8 +106,11 @@
 // arena, memory outside the Go heap that the shards share within one
 // CacheBudget and that evicts oldest first: O_DIRECT bypasses the page
 // cache, so this is what serves a consumer reading recent data from
-// memory. A closed, deleted or purged partition's records die at once,
-// and the ring reuses their room before it grows into fresh memory.
+// memory. A closed, deleted or purged partition's records die at once:
+// the ring's tail passes them unless an older record is alive (eviction
+// is FIFO), and a ring whose records all died starts again at the
+// arena's start, in memory already faulted in, before it grows into
+// fresh memory.
 // A batch of at least piecesRecordBytesMin arriving while no write runs
 // or waits is written in pieces when the Storage is a Kicker (io_uring):
 // its layout is checked and its stamped checksum computed on the received
