@@ -100,8 +100,8 @@ func (c *closer) stepDone(op *Op) {
 		return
 	}
 	p.state = stateClosed
-	p.cache.clear() // nothing polls a closed partition: its records are dead
-	p.releaseBuffers()
+	p.releaseBuffers() // first: a lent region given back dies before the tail passes the dead
+	p.cache.clear()    // nothing polls a closed partition: its records are dead
 	done := p.closeDone
 	p.closeDone = nil
 	done(nil)

@@ -41,7 +41,7 @@ var (
 	descShardPinned = prometheus.NewDesc("whippet_shard_cache_pinned_records",
 		"Cache records pinned now by poll replies not yet sent.", []string{"shard"}, nil)
 	descCacheRecords = prometheus.NewDesc("whippet_shard_cache_records",
-		"Batches a shard's cache holds (as of its last data tick).", []string{"shard"}, nil)
+		"Batches a shard's cache holds, with dead ones (a deleted partition's) its tail has not passed yet (as of its last data tick).", []string{"shard"}, nil)
 	descCacheBytes = prometheus.NewDesc("whippet_shard_cache_bytes",
 		"Bytes of the batches a shard's cache holds (as of its last data tick).", []string{"shard"}, nil)
 	descCacheCapacity = prometheus.NewDesc("whippet_shard_cache_capacity_bytes",
