@@ -183,9 +183,7 @@ func (c *Cache) reserve(length int) (int, bool) {
 		}
 	}
 	for range 3 { // unwrapped → wrapped → unwrapped at most
-		if c.empty() {
-			c.head, c.wrapEnd = 0, 0
-		}
+		c.restartIfEmpty()
 		if !c.wrapped() {
 			if c.head+length > c.capacityBytes {
 				c.grow(c.head + length)
@@ -219,6 +217,14 @@ func (c *Cache) readyBytes() int {
 }
 
 func (c *Cache) empty() bool { return c.sequenceTail == c.sequenceHead }
+
+// restartIfEmpty puts head back at the arena's start once no record is
+// left, so the next records go into memory already faulted in.
+func (c *Cache) restartIfEmpty() {
+	if c.empty() {
+		c.head, c.wrapEnd = 0, 0
+	}
+}
 
 // wrapped reports whether head restarted below the oldest record: the
 // oldest records lie in [tail, wrapEnd), the newest in [0, head).
@@ -291,9 +297,7 @@ func (c *Cache) evict() bool {
 	} else {
 		c.evictedCount++
 	}
-	if c.empty() {
-		c.head, c.wrapEnd = 0, 0
-	}
+	c.restartIfEmpty()
 	return true
 }
 
@@ -327,9 +331,7 @@ func (c *Cache) passForgotten() {
 		}
 		c.sequenceTail++
 		c.forgottenCount++
-		if c.empty() {
-			c.head, c.wrapEnd = 0, 0
-		}
+		c.restartIfEmpty()
 	}
 }
 

@@ -62,9 +62,7 @@ func (c *Cache) unhold(first uint64) (uint64, bool) {
 	invariant.Assert(c.liveBytes >= 0, "live bytes count only live records")
 	c.sequenceHead = first
 	c.sequenceTail = min(c.sequenceTail, first)
-	if c.empty() {
-		c.head, c.wrapEnd = 0, 0
-	}
+	c.restartIfEmpty()
 	return 0, false
 }
 
