@@ -329,9 +329,7 @@ func (c *Cache) passForgotten() {
 		if oldest.length > 0 || oldest.pins > 0 {
 			return
 		}
-		c.sequenceTail++
-		c.forgottenCount++
-		c.restartIfEmpty()
+		c.evict() // unpinned: it goes, counted as forgotten
 	}
 }
 
