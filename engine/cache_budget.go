@@ -60,17 +60,23 @@ func (b *CacheBudget) claim(bytes int64, ownBytes int64, fairBytes int64) bool {
 	// seeing it past the limit shrinks).
 	for {
 		used := b.usedBytes.Load()
-		within := used+bytes <= b.limitBytes
-		// Past the limit by at most one share in all: several shards
-		// claiming their share before the one holding the memory trims
-		// would otherwise take up to the limit again.
-		if !within && (ownBytes+bytes > fairBytes || used+bytes > b.limitBytes+fairBytes) {
+		if !b.grants(used, bytes, ownBytes, fairBytes) {
 			return false
 		}
 		if b.usedBytes.CompareAndSwap(used, used+bytes) {
 			return true
 		}
 	}
+}
+
+// grants reports whether a claim of bytes by a cache that holds ownBytes
+// of fairBytes is granted while the caches hold used: within the limit,
+// or within the cache's share while the caches hold at most the limit
+// plus one share. Past the limit by at most one share in all: several
+// shards claiming their share before the one holding the memory trims
+// would otherwise take up to the limit again.
+func (b *CacheBudget) grants(used, bytes, ownBytes, fairBytes int64) bool {
+	return used+bytes <= b.limitBytes || (ownBytes+bytes <= fairBytes && used+bytes <= b.limitBytes+fairBytes)
 }
 
 // release gives back bytes claimed before.

@@ -46,19 +46,24 @@ func (c *Cache) pin(sequence uint64) []byte {
 // overwrites the record at position: the older region of a wrapped arena
 // lies after head; everything else comes after head reaches the arena's
 // end and wraps to the start. By then the arena is unwrapped, and it
-// grows before head wraps up to its share (fairBytes), which the budget
-// grants while the caches hold less than the limit plus one share
-// (always with one or two shards): a cache that reused its start
-// (passForgotten) has records close to its claimed end that are far from
-// being overwritten. With three shards or more, one holding over its
-// share until it trims can leave that growth refused: head wraps sooner,
-// and a record pinned on this count may stop an eviction (pinBlocked),
-// which the shard answers by copying its sends out.
+// grows before head wraps up to its share (fairBytes) when the budget
+// grants that: a cache that reused its start (passForgotten) has records
+// close to its claimed end that are far from being overwritten. The
+// budget's answer is the one it would give now; should it refuse later
+// (three shards or more, one holding over its share until it trims),
+// head wraps sooner and a record pinned on this count may stop an
+// eviction (pinBlocked), which the shard answers by copying its sends
+// out.
 func (c *Cache) roomBefore(position int) int {
 	if position >= c.head {
 		return position - c.head
 	}
-	return max(c.capacityBytes, c.fairBytes) - c.head + position
+	reach := c.capacityBytes
+	if grow := int64(c.fairBytes - c.capacityBytes); grow > 0 &&
+		c.budget.grants(c.budget.usedBytes.Load(), grow, int64(c.capacityBytes), int64(c.fairBytes)) {
+		reach = c.fairBytes
+	}
+	return reach - c.head + position
 }
 
 func (c *Cache) unpin(sequence uint64) {

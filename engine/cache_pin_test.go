@@ -184,3 +184,38 @@ func TestCachePinCountsTheShareItGrowsTo(t *testing.T) {
 	}
 	cache.unpin(first)
 }
+
+// TestCachePinCountsOnlyTheGrowthTheBudgetGrants: the margin counts the
+// share the arena would grow to only while the budget would grant that
+// growth. Method: a cache of one of two shards with 60 MiB of records in
+// the 66 MiB it claimed; other claims on the budget take it to its
+// limit plus one share, which refuses the cache's growth, and its oldest
+// record, 6 MiB of inserts from being overwritten, is then not pinned;
+// once they are given back it is.
+func TestCachePinCountsOnlyTheGrowthTheBudgetGrants(t *testing.T) {
+	budget := NewCacheBudget(256 << 20)
+	cache := NewCache(budget, 2)
+	defer cache.Release()
+	record := make([]byte, 64<<10)
+	first, ok := cache.insert(record)
+	for index := 1; ok && index < 60*16; index++ {
+		_, ok = cache.insert(record)
+	}
+	if !ok || cache.capacityBytes >= cache.fairBytes || cache.capacityBytes-cache.head > cache.capacityBytes/cachePinMarginDivisor {
+		t.Fatalf("capacity %d, head %d, share %d: the setup misses a head near a claimed end below the share",
+			cache.capacityBytes, cache.head, cache.fairBytes)
+	}
+	others := budget.limitBytes - budget.UsedBytes() + int64(cache.fairBytes) // the limit, then one share past it
+	if !budget.claim(budget.limitBytes-budget.UsedBytes(), 0, int64(cache.fairBytes)) ||
+		!budget.claim(int64(cache.fairBytes), 0, int64(cache.fairBytes)) {
+		t.Fatal("the other shards' claims were refused")
+	}
+	if cache.pin(first) != nil {
+		t.Fatal("a record 6 MiB from being overwritten was pinned while the budget refuses the arena's growth")
+	}
+	budget.release(others)
+	if cache.pin(first) == nil {
+		t.Fatal("the oldest record was not pinned once the budget grants the growth again")
+	}
+	cache.unpin(first)
+}
