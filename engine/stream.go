@@ -31,14 +31,14 @@ import (
 // last acknowledged batch: nothing before the header write touches the
 // header block(s), whose bytes from S on are the zero padding of the
 // previous write (writeLength), space allocated ahead (zeros) or past the
-// file's end, so they are not a valid header until the header write; a process crash leaves the
-// writes it submitted to complete; the header goes out only after every
-// data piece completed, and a header whose data a crash tore names a
-// batch that overruns the file or fails its frame checksums; and a
-// stream that fails validation or is aborted never writes its header and
-// truncates the file back to S (dropping space allocated ahead) before
-// the partition appends again, so no stale piece can later pass for a
-// batch.
+// file's end, so they are not a valid header until the header write; a
+// process crash leaves the writes it submitted to complete; the header
+// goes out only after every data piece completed, and a header whose
+// data a crash tore names a batch that overruns the file or fails its
+// frame checksums; and a stream that fails validation or is aborted
+// never writes its header and truncates the file back to S (dropping
+// space allocated ahead) before the partition appends again, so no stale
+// piece can later pass for a batch.
 //
 // While a stream is open no other append is admitted (ErrBusy: its
 // offsets and file position would follow a batch that may still abort);
